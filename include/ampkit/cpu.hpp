@@ -1,0 +1,43 @@
+// CPU features and the ISA cap (core layer).
+// Features are detected once (CPUID plus the OS's XGETBV state check). AMPKIT_ISA=ref|avx2|avx512
+// caps what the kernels may use; asking for an ISA the machine lacks is an Error, never a silent
+// downgrade. Kernels choose once per call, never per tile.
+#pragma once
+
+#include <string_view>
+
+namespace ampkit {
+
+/// Instruction-set levels, ordered: each includes the ones before it.
+enum class Isa : int {
+  ref = 0,     // portable C++, no ISA-specific code
+  avx2 = 1,    // AVX2 + FMA + F16C
+  avx512 = 2,  // AVX-512 F/BW/DQ/VL (+ AVX512_BF16 where CpuFeatures says so)
+};
+
+/// "ref", "avx2" or "avx512".
+std::string_view isa_name(Isa isa);
+/// Parses an ISA name; throws Error naming `what` on anything else.
+Isa parse_isa(std::string_view text, const char* what);
+
+/// What the machine and the OS support (detected once).
+struct CpuFeatures {
+  bool avx2 = false;      // AVX2 + FMA + F16C, with YMM state enabled by the OS
+  bool avx512 = false;    // AVX-512 F/BW/DQ/VL, with ZMM state enabled by the OS
+  bool avx512bf16 = false;
+  bool avx512fp16 = false;
+  Isa best() const { return avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref; }
+};
+const CpuFeatures& cpu_features();
+
+/// The ISA kernels may use: AMPKIT_ISA (read at first use) or set_isa_cap, else the best the
+/// machine has. Throws Error when AMPKIT_ISA is not a valid name or above what the machine has.
+Isa active_isa();
+/// Caps the ISA for this process; throws Error if `isa` exceeds what the machine has.
+void set_isa_cap(Isa isa);
+/// True when the active ISA is at least `isa` and, for bf16 dot products, the machine has them.
+bool isa_enabled(Isa isa);
+/// True when AVX512_BF16 instructions may be used (avx512 active and present).
+bool bf16_dot_enabled();
+
+}  // namespace ampkit

@@ -1,0 +1,71 @@
+// Shared test helpers: fresh random inputs (seed printed on failure), poisoned outputs,
+// dtype rounding, and the list of ISAs this machine can run.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ampkit/cpu.hpp"
+#include "ampkit/dtype.hpp"
+#include "ampkit/float16.hpp"
+
+namespace ampkit::testing {
+
+/// A fresh seed per call (from std::random_device), recorded as a test property and in
+/// SCOPED_TRACE by the caller so a failure can be replayed with AMPKIT_TEST_SEED.
+std::uint64_t fresh_seed();
+
+/// A buffer of `n` elements of dtype `t`, stored as raw bytes.
+struct Buffer {
+  DType dtype = DType::f32;
+  std::vector<unsigned char> bytes;
+  Buffer() = default;
+  Buffer(DType t, std::int64_t n) : dtype(t), bytes(static_cast<std::size_t>(n) * dtype_size(t)) {}
+  std::int64_t size() const { return static_cast<std::int64_t>(bytes.size() / dtype_size(dtype)); }
+  void* data() { return bytes.data(); }
+  const void* data() const { return bytes.data(); }
+  /// Element i widened to double.
+  double get(std::int64_t i) const;
+  /// Stores v rounded (nearest even) to the dtype.
+  void set(std::int64_t i, double v);
+  /// Fills with NaN bit patterns so an element the kernel forgot to write shows up.
+  void poison();
+  /// Fills with values drawn from N(mean, stddev), rounded to the dtype.
+  void fill_normal(std::mt19937_64& rng, double mean, double stddev);
+};
+
+/// Unit roundoff of a dtype: 2^-24 (f32), 2^-8 (bf16), 2^-11 (f16).
+double unit_roundoff(DType t);
+
+/// ISAs this machine can run (ref always), best last. Tests loop over them with IsaScope.
+std::vector<Isa> available_isas();
+
+/// Sets the ISA cap for the scope and restores the previous one after.
+class IsaScope {
+ public:
+  explicit IsaScope(Isa isa);
+  ~IsaScope();
+  IsaScope(const IsaScope&) = delete;
+  IsaScope& operator=(const IsaScope&) = delete;
+
+ private:
+  Isa previous_;
+};
+
+/// Sets the thread count for the scope and restores the previous one after.
+class ThreadsScope {
+ public:
+  explicit ThreadsScope(int n);
+  ~ThreadsScope();
+  ThreadsScope(const ThreadsScope&) = delete;
+  ThreadsScope& operator=(const ThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace ampkit::testing
