@@ -1,0 +1,79 @@
+// The GEMM kernel list and the validated problem every GEMM engine receives (kernels layer,
+// internal). Read by the front end (gemm_front_end.cpp: dispatch) and by the tests (every entry
+// against the reference). Entries are ordered best first; the reference is last and takes any
+// problem, so the list has no hole.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ampkit/cpu.hpp"
+#include "ampkit/gemm.hpp"
+
+namespace ampkit::cpu {
+
+/// What the activation step of an epilogue does (the epilogue kind minus bias/aux/bgrad flags).
+enum class GemmActivation : std::uint8_t { none, relu, gelu, drelu, dgelu };
+
+/// Which bias gradient, if any, an epilogue writes.
+enum class GemmBiasGrad : std::uint8_t { none, rows_of_d, rows_of_a, cols_of_b };
+
+/// A GemmArgs that gemm_check accepted, with the epilogue decoded once.
+struct GemmProblem {
+  GemmArgs args;
+  bool fp16 = false;          // A or B is f16 (the fp16 mode applies)
+  bool flush = false;         // fp16 && mode == flush: f16 subnormal inputs/outputs -> 0
+  bool alt = false;           // fp16 && mode == alt: f16 operands rounded to bf16
+  bool use_c = false;         // beta != 0 (C is read only then)
+  bool has_bias = false;      // the epilogue adds bias[row]
+  bool aux_out = false;       // the epilogue stores the pre-activation into aux
+  bool aux_in = false;        // the epilogue reads aux (DGELU*, DRELU*)
+  GemmActivation activation = GemmActivation::none;
+  GemmBiasGrad bias_grad = GemmBiasGrad::none;
+};
+
+/// Decodes args (already validated) into a GemmProblem.
+GemmProblem make_gemm_problem(const GemmArgs& args);
+
+/// Per-call counters (GemmReport's), summed over threads (integer sums: order-free).
+struct GemmCounters {
+  std::int64_t fp16_subnormal_inputs = 0;
+  std::int64_t fp16_subnormal_outputs = 0;
+};
+
+/// Runs the whole GEMM (product, epilogue, bias gradient) for a validated problem.
+using GemmRunFn = void (*)(const GemmProblem& problem, GemmCounters& counters);
+
+/// The operand format a kernel multiplies.
+enum class GemmOperands : std::uint8_t {
+  any,   // takes every dtype combination (f32 kernels widen exactly; the reference)
+  bf16,  // only when both operands are bf16 as the mode sees them (bf16, or f16 in alt mode)
+};
+
+struct GemmKernel {
+  const char* name;  // dtype, tile and ISA: gemm_ukernel_f32_32x12_avx512
+  Isa isa;
+  bool needs_bf16_instructions;
+  GemmOperands operands;
+  GemmRunFn run;
+};
+
+/// All GEMM kernels, best first, the reference last.
+std::span<const GemmKernel> gemm_kernels();
+
+/// True when `kernel` can run `problem` on this machine under the current ISA cap.
+bool gemm_kernel_accepts(const GemmKernel& kernel, const GemmProblem& problem);
+
+/// The first entry of gemm_kernels() that accepts `problem` (never null: the reference).
+const GemmKernel& gemm_select_kernel(const GemmProblem& problem);
+
+/// The validation message for args ("" when valid). Never throws (except std::bad_alloc).
+std::string gemm_validate(const GemmArgs& args);
+
+// The engines (one per kernel-list entry).
+void gemm_reference(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_bf16_avx512bf16(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,130 @@
+// Output rounding, bias-gradient writing, operand sums (BGRADA/BGRADB) and the workspace of the
+// GEMM engines (kernels layer). Plain C++ (no ISA flags): called by the reference and by every
+// engine outside its vector loops.
+#include "cpu/gemm/gemm_output.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
+
+#include "ampkit/float16.hpp"
+#include "ampkit/threading.hpp"
+#include "cpu/gemm/gemm_math.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+// Rounds x to a binary format with `precision` significand bits, minimum normal exponent
+// `emin` (of 2^e, x = 1.f * 2^e) and largest finite `max_finite`, nearest even.
+double round_binary(double x, int precision, int emin, double max_finite) {
+  if (std::isnan(x) || std::isinf(x) || x == 0.0) return x;
+  int e = std::ilogb(x);
+  if (e < emin) e = emin;
+  const double quantum = std::ldexp(1.0, e - (precision - 1));
+  const double r = std::nearbyint(x / quantum) * quantum;  // default mode: nearest even
+  if (std::fabs(r) > max_finite) return std::copysign(INFINITY, x);
+  return r;
+}
+
+}  // namespace
+
+double gemm_round_to(DType t, double x) {
+  switch (t) {
+    case DType::f32: return static_cast<double>(static_cast<float>(x));
+    case DType::bf16: return round_binary(x, 8, -126, 0x1.fep127);
+    case DType::f16: return round_binary(x, 11, -14, 65504.0);
+  }
+  return x;
+}
+
+void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, GemmCounters& counters) {
+  const double r = gemm_round_to(t, x);
+  const float f = static_cast<float>(r);  // exact: r is representable in t
+  switch (t) {
+    case DType::f32: static_cast<float*>(base)[i] = f; return;
+    case DType::bf16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(f); return;
+    case DType::f16: {
+      float v = f;
+      if (v != 0.0f && std::fabs(v) < 0x1p-14f) {
+        ++counters.fp16_subnormal_outputs;
+        if (flush) v = std::copysign(0.0f, v);
+      }
+      static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(v);
+      return;
+    }
+  }
+}
+
+void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length,
+                          GemmCounters& counters) {
+  const GemmEpilogue& e = problem.args.epilogue;
+  for (std::int64_t i = 0; i < length; ++i) {
+    double v = sums[i];
+    if (e.accumulate_bias_grad) {
+      switch (e.bias_dtype) {
+        case DType::f32: v += static_cast<const float*>(e.bias_grad)[i]; break;
+        case DType::bf16: v += bf16_bits_to_float(static_cast<const std::uint16_t*>(e.bias_grad)[i]); break;
+        case DType::f16: v += half_bits_to_float(static_cast<const std::uint16_t*>(e.bias_grad)[i]); break;
+      }
+    }
+    gemm_store_rounded(e.bias_grad, i, e.bias_dtype, v, problem.flush, counters);
+  }
+}
+
+void gemm_operand_sums(const GemmProblem& problem, double* sums) {
+  const GemmArgs& a = problem.args;
+  const bool rows_of_a = problem.bias_grad == GemmBiasGrad::rows_of_a;
+  const std::int64_t length = rows_of_a ? a.m : a.n, k = a.k;
+  const void* base = rows_of_a ? a.a : a.b;
+  const DType t = rows_of_a ? a.a_dtype : a.b_dtype;
+  const std::int64_t ld = rows_of_a ? a.lda : a.ldb;
+  // Element (r, kk) of op(A) (r < m) or of op(B)^T (r < n), as (r * r_stride + kk * k_stride).
+  const bool stored_by_k = rows_of_a ? a.op_a == Op::T : a.op_b == Op::N;
+  const std::int64_t r_stride = stored_by_k ? ld : 1, k_stride = stored_by_k ? 1 : ld;
+  const bool f16 = t == DType::f16;
+  constexpr std::int64_t kBlock = 256;
+  const bool parallel = length * k > 65536;
+#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
+  for (std::int64_t r = 0; r < length; ++r) {
+    double total = 0.0;
+    for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
+      const std::int64_t k1 = k0 + kBlock < k ? k0 + kBlock : k;
+      float block = 0.0f;
+      for (std::int64_t kk = k0; kk < k1; ++kk) {
+        const std::int64_t idx = r * r_stride + kk * k_stride;
+        float v;
+        switch (t) {
+          case DType::f32: v = static_cast<const float*>(base)[idx]; break;
+          case DType::bf16: v = bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]); break;
+          default: v = half_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]); break;
+        }
+        if (f16 && problem.flush && gemm_math::is_f16_subnormal_input(v)) v = 0.0f;
+        if (f16 && problem.alt) v = gemm_math::round_to_bf16(v);
+        block += v;
+      }
+      total += block;
+    }
+    sums[r] = total;
+  }
+}
+
+void* gemm_workspace(std::size_t bytes) {
+  struct Deleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Deleter> buffer;
+  thread_local std::size_t capacity = 0;
+  if (bytes > capacity) {
+    const std::size_t size = ((bytes + bytes / 4) + 4095) / 4096 * 4096;
+    buffer.reset();
+    void* p = std::aligned_alloc(4096, size);
+    if (p == nullptr) throw std::bad_alloc();
+    buffer.reset(p);
+    capacity = size;
+  }
+  return buffer.get();
+}
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,36 @@
+// Output rounding shared by the GEMM engines (kernels layer, internal): one rounding from a wide
+// value to the output dtype, the fp16 flush/count rule, and the bias-gradient writer.
+// Called by gemm_reference.cpp and by the engines (via gemm_driver.hpp) for bias gradients.
+#pragma once
+
+#include <cstdint>
+
+#include "ampkit/dtype.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
+
+namespace ampkit::cpu {
+
+/// x rounded once (nearest even) to dtype t, returned as a double; NaN stays NaN, overflow to
+/// ±Inf, subnormals kept. (Rounding a double through float first could round twice.)
+double gemm_round_to(DType t, double x);
+
+/// Stores x rounded once to t at element i of base. For f16: a result that rounds to a non-zero
+/// subnormal is counted in counters.fp16_subnormal_outputs and, when flush, written as ±0.
+void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, GemmCounters& counters);
+
+/// Writes the bias gradient: bias_grad[i] = sums[i] (+ bias_grad[i] when accumulating), one
+/// rounding to epilogue.bias_dtype from double, f16 flush/count as gemm_store_rounded.
+void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length,
+                          GemmCounters& counters);
+
+/// BGRADA / BGRADB sums of the operands as the fp16 mode sees them, for the fast engines:
+/// fixed blocks of 256 along k summed in fp32, the block sums combined in double in k order
+/// (independent of the thread count). sums: length m (BGRADA) or n (BGRADB).
+void gemm_operand_sums(const GemmProblem& problem, double* sums);
+
+/// A thread-local (calling thread), grow-only, 64-byte aligned scratch area of at least `bytes`
+/// bytes, reused across calls (fresh pages are expensive). Valid until the next call on the
+/// same thread.
+void* gemm_workspace(std::size_t bytes);
+
+}  // namespace ampkit::cpu

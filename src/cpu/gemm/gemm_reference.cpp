@@ -1,0 +1,103 @@
+// The GEMM reference (kernels layer): plain loops, double accumulation of the products of the
+// operands as the fp16 mode sees them, the epilogue in double, one rounding to each output.
+// Last entry of the kernel list (gemm_kernels()), and the yardstick of every GEMM test.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "ampkit/float16.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
+#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/gemm/gemm_output.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+double load(const void* base, DType t, std::int64_t i) {
+  switch (t) {
+    case DType::f32: return static_cast<const float*>(base)[i];
+    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
+    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
+  }
+  return 0.0;
+}
+
+// An operand element as the mode sees it: f16 subnormals counted; flushed (flush) or every f16
+// value rounded to bf16 (alt).
+double operand(const GemmProblem& p, const void* base, DType t, std::int64_t i, GemmCounters& counters) {
+  float v = static_cast<float>(load(base, t, i));
+  if (t != DType::f16) return v;
+  if (gemm_math::is_f16_subnormal_input(v)) {
+    ++counters.fp16_subnormal_inputs;
+    if (p.flush) v = 0.0f;
+  }
+  if (p.alt) v = gemm_math::round_to_bf16(v);
+  return v;
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+double gelu(double x, GeluVariant v) {
+  if (v == GeluVariant::tanh) {
+    const double u = std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x);
+    return 0.5 * x * (1.0 + std::tanh(u));
+  }
+  return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+}
+
+double gelu_derivative(double x, GeluVariant v) {
+  if (v == GeluVariant::tanh) {
+    const double c = std::sqrt(2.0 / kPi);
+    const double t = std::tanh(c * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
+  }
+  return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * kPi);
+}
+
+}  // namespace
+
+// opA: [m, k] (row i contiguous over k), opB: [n, k] (column j contiguous over k), in double.
+void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
+  const GemmArgs& a = p.args;
+  const GemmEpilogue& e = a.epilogue;
+  const std::int64_t m = a.m, n = a.n, k = a.k;
+  std::vector<double> op_a(static_cast<std::size_t>(m * k)), op_b(static_cast<std::size_t>(n * k));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      op_a[i * k + kk] = operand(p, a.a, a.a_dtype, a.op_a == Op::N ? i + kk * a.lda : kk + i * a.lda, counters);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      op_b[j * k + kk] = operand(p, a.b, a.b_dtype, a.op_b == Op::N ? kk + j * a.ldb : j + kk * a.ldb, counters);
+
+  std::vector<double> bias_sums(static_cast<std::size_t>(p.bias_grad == GemmBiasGrad::cols_of_b ? n : m), 0.0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      double acc = 0.0;
+      for (std::int64_t kk = 0; kk < k; ++kk) acc += op_a[i * k + kk] * op_b[j * k + kk];
+      double x = static_cast<double>(a.alpha) * acc;
+      if (p.use_c) x += static_cast<double>(a.beta) * load(a.c, a.c_dtype, i + j * a.ldc);
+      if (p.has_bias) x += load(e.bias, e.bias_dtype, i);
+      if (p.aux_out) gemm_store_rounded(e.aux, i + j * e.aux_ld, e.aux_dtype, x, p.flush, counters);
+      switch (p.activation) {
+        case GemmActivation::none: break;
+        case GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
+        case GemmActivation::gelu: x = gelu(x, e.gelu); break;
+        case GemmActivation::drelu: x = load(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
+        case GemmActivation::dgelu: x *= gelu_derivative(load(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu); break;
+      }
+      if (p.bias_grad == GemmBiasGrad::rows_of_d) bias_sums[i] += x;
+      gemm_store_rounded(a.d, i + j * a.ldd, a.d_dtype, x, p.flush, counters);
+    }
+  }
+  if (p.bias_grad == GemmBiasGrad::rows_of_a) {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t kk = 0; kk < k; ++kk) bias_sums[i] += op_a[i * k + kk];
+  } else if (p.bias_grad == GemmBiasGrad::cols_of_b) {
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t kk = 0; kk < k; ++kk) bias_sums[j] += op_b[j * k + kk];
+  }
+  if (p.bias_grad != GemmBiasGrad::none)
+    gemm_write_bias_grad(p, bias_sums.data(), static_cast<std::int64_t>(bias_sums.size()), counters);
+}
+
+}  // namespace ampkit::cpu

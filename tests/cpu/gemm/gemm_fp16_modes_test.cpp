@@ -1,0 +1,160 @@
+// The fp16 modes of the GEMM on every ISA: alt equals the computation on bf16-rounded operands;
+// flush zeroes exactly the subnormal inputs and outputs (and counts them); a product whose exact
+// result is an fp16 subnormal survives in exact and alt and becomes zero in flush.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "cpu/gemm/gemm_test_harness.hpp"
+
+namespace ampkit {
+namespace {
+
+using gemm_test::GemmBuffers;
+using gemm_test::GemmCase;
+
+TEST(GemmFp16Modes, AltEqualsBf16RoundedOperands) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));
+    for (Epilogue kind : {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::BGRADB}) {
+      GemmCase c;
+      c.m = 45, c.n = 38, c.k = 77, c.op_a = Op::T;
+      c.a = c.b = DType::f16, c.d = DType::f16, c.bias_dtype = c.aux_dtype = DType::f16;
+      c.kind = kind, c.mode = Fp16Mode::alt;
+      const GemmBuffers in = gemm_test::make_buffers(c, rng);
+      // The same problem with the operands rounded to bf16 and given as bf16.
+      GemmBuffers rounded = in;
+      rounded.cfg.a = rounded.cfg.b = DType::bf16;
+      rounded.a = testing::Buffer(DType::bf16, in.a.size());
+      rounded.b = testing::Buffer(DType::bf16, in.b.size());
+      for (std::int64_t i = 0; i < in.a.size(); ++i) rounded.a.set(i, in.a.get(i));
+      for (std::int64_t i = 0; i < in.b.size(); ++i) rounded.b.set(i, in.b.get(i));
+      GemmBuffers alt = in;
+      GemmReport report;
+      gemm(alt.args(), &report);
+      EXPECT_TRUE(report.fp16);
+      EXPECT_EQ(report.fp16_mode, Fp16Mode::alt);
+      gemm(rounded.args());  // same kernel family, same values: the same bits
+      EXPECT_EQ(alt.d.bytes, rounded.d.bytes) << c.describe();
+      EXPECT_EQ(alt.aux.bytes, rounded.aux.bytes) << c.describe();
+      EXPECT_EQ(alt.bias_grad.bytes, rounded.bias_grad.bytes) << c.describe();
+      // And the reference on the rounded operands agrees within the usual tolerance.
+      GemmBuffers want = rounded;
+      gemm_test::run_reference(want);
+      gemm_test::expect_close(rounded, alt, want);
+    }
+  }
+}
+
+TEST(GemmFp16Modes, FlushZeroesExactlyTheSubnormalInputs) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> which(0, 9), mantissa(1, 1023);
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));
+    GemmCase c;
+    c.m = 40, c.n = 30, c.k = 50, c.a = DType::f16, c.b = DType::f32, c.d = DType::f32;
+    c.kind = Epilogue::BGRADA, c.mode = Fp16Mode::flush;
+    GemmBuffers in = gemm_test::make_buffers(c, rng);
+    // Every tenth element of A becomes a subnormal (+-m * 2^-24), scaled so it matters: B large.
+    std::int64_t subnormals = 0;
+    GemmBuffers zeroed = in;
+    for (std::int64_t i = 0; i < in.a.size(); ++i) {
+      if (which(rng) != 0) continue;
+      const double v = (which(rng) < 5 ? -1 : 1) * std::ldexp(mantissa(rng), -24);
+      in.a.set(i, v);
+      zeroed.a.set(i, 0.0);
+      ++subnormals;
+    }
+    for (std::int64_t i = 0; i < in.b.size(); ++i) in.b.set(i, in.b.get(i) * 65536.0), zeroed.b.set(i, in.b.get(i));
+    GemmBuffers flush = in, exact = in;
+    GemmReport report;
+    gemm(flush.args(), &report);
+    EXPECT_EQ(report.fp16_subnormal_inputs, subnormals);
+    gemm(zeroed.args());
+    EXPECT_EQ(flush.d.bytes, zeroed.d.bytes);
+    EXPECT_EQ(flush.bias_grad.bytes, zeroed.bias_grad.bytes);
+    exact.cfg.mode = Fp16Mode::exact;
+    GemmReport exact_report;
+    gemm(exact.args(), &exact_report);
+    EXPECT_EQ(exact_report.fp16_subnormal_inputs, subnormals);  // counted in every mode
+    EXPECT_NE(exact.d.bytes, flush.d.bytes);                    // and they did matter
+  }
+}
+
+TEST(GemmFp16Modes, SubnormalProductSurvivesExactAndAltButNotFlush) {
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));
+    for (Fp16Mode mode : {Fp16Mode::exact, Fp16Mode::alt, Fp16Mode::flush}) {
+      // 2^-7 * 2^-10 = 2^-17: both factors normal in fp16, the product an fp16 subnormal.
+      // D, aux (GELU_AUX pre-activation) and bias_grad (BGRADB is not used here) are all f16.
+      const half a(0x1p-7f), b(0x1p-10f);
+      half d[3] = {half(1.0f), half(1.0f), half(1.0f)}, aux[3] = {half(1.0f), half(1.0f), half(1.0f)};
+      GemmArgs g;
+      g.m = 3, g.n = 1, g.k = 1;
+      const half a3[3] = {a, a, half(1.0f)};
+      g.a = a3, g.a_dtype = DType::f16, g.lda = 3;
+      g.b = &b, g.b_dtype = DType::f16, g.ldb = 1;
+      g.d = d, g.d_dtype = DType::f16, g.ldd = 3;
+      g.epilogue.kind = Epilogue::RELU_AUX;
+      g.epilogue.aux = aux, g.epilogue.aux_dtype = DType::f16, g.epilogue.aux_ld = 3;
+      g.fp16_mode = mode;
+      GemmReport report;
+      gemm(g, &report);
+      const float expected = mode == Fp16Mode::flush ? 0.0f : 0x1p-17f;
+      EXPECT_EQ(static_cast<float>(d[0]), expected) << static_cast<int>(mode);
+      EXPECT_EQ(static_cast<float>(aux[0]), expected) << static_cast<int>(mode);
+      EXPECT_EQ(static_cast<float>(d[2]), 0x1p-10f);
+      EXPECT_EQ(report.fp16_subnormal_outputs, 4);  // d[0], d[1], aux[0], aux[1]
+      EXPECT_EQ(report.fp16_subnormal_inputs, 0);
+    }
+  }
+}
+
+TEST(GemmFp16Modes, FlushAppliesToBiasGradientsAndEveryOutput) {
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));
+    for (Fp16Mode mode : {Fp16Mode::exact, Fp16Mode::alt, Fp16Mode::flush}) {
+      const bool flush = mode == Fp16Mode::flush;
+      // Subnormal inputs: BGRADB sums B = {2^-16, 2^-16} (fp16 subnormals) over k.
+      const half a[2] = {half(1.0f), half(1.0f)}, b_sub[2] = {half(0x1p-16f), half(0x1p-16f)};
+      float d[1] = {7.0f}, bias_grad[1] = {7.0f};
+      GemmArgs g;
+      g.m = 1, g.n = 1, g.k = 2;
+      g.a = a, g.a_dtype = DType::f16, g.lda = 1;
+      g.b = b_sub, g.b_dtype = DType::f16, g.ldb = 2;
+      g.d = d, g.d_dtype = DType::f32, g.ldd = 1;
+      g.epilogue.kind = Epilogue::BGRADB;
+      g.epilogue.bias_grad = bias_grad, g.epilogue.bias_dtype = DType::f32;
+      g.fp16_mode = mode;
+      GemmReport report;
+      gemm(g, &report);
+      EXPECT_EQ(report.fp16_subnormal_inputs, 2);
+      EXPECT_EQ(d[0], flush ? 0.0f : 0x1p-15f);
+      EXPECT_EQ(bias_grad[0], flush ? 0.0f : 0x1p-15f);
+      // Subnormal outputs from normal inputs: 2^-13 - (2^-13 - 2^-20) = 2^-20, into f16 D and
+      // an f16 bias gradient.
+      const half b_cancel[2] = {half(0x1p-13f), half(-(0x1p-13f - 0x1p-20f))};
+      half dh[1] = {half(7.0f)}, bias_grad_h[1] = {half(7.0f)};
+      g.b = b_cancel, g.d = dh, g.d_dtype = DType::f16;
+      g.epilogue.bias_grad = bias_grad_h, g.epilogue.bias_dtype = DType::f16;
+      gemm(g, &report);
+      EXPECT_EQ(report.fp16_subnormal_inputs, 0);
+      EXPECT_EQ(report.fp16_subnormal_outputs, 2);
+      EXPECT_EQ(static_cast<float>(dh[0]), flush ? 0.0f : 0x1p-20f);
+      EXPECT_EQ(static_cast<float>(bias_grad_h[0]), flush ? 0.0f : 0x1p-20f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ampkit
