@@ -1,0 +1,139 @@
+// LayerNorm/RMSNorm reference kernels (kernels layer): plain loops, every sum in double, each
+// output rounded once. The last entry of the norm kernel list and the yardstick of the tests.
+// Forward: mean/variance in double; y from the double statistics; mean/rstd stored as fp32.
+// Backward: uses the fp32 mean/rstd it is given; dgamma/dbeta summed over all rows in double.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "ampkit/float16.hpp"
+#include "cpu/norm/norm_kernels.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+double load(const void* base, DType t, std::int64_t i) {
+  switch (t) {
+    case DType::f32: return static_cast<const float*>(base)[i];
+    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
+    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
+  }
+  return 0.0;
+}
+
+// v rounded to float with "round to odd" (truncate, then set the last bit if inexact). Rounding
+// that float to bf16/f16 (nearest even) equals rounding v directly, since float keeps more than
+// two extra bits: one rounding per output, no double rounding.
+float round_to_odd(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(v) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
+}
+
+void store(void* base, DType t, std::int64_t i, double v) {
+  switch (t) {
+    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
+    case DType::bf16:
+      static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(round_to_odd(v));
+      break;
+    case DType::f16:
+      static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v));
+      break;
+  }
+}
+
+const char* row(const void* base, DType t, std::int64_t r, std::int64_t n) {
+  return static_cast<const char*>(base) + r * n * static_cast<std::int64_t>(dtype_size(t));
+}
+char* row(void* base, DType t, std::int64_t r, std::int64_t n) {
+  return static_cast<char*>(base) + r * n * static_cast<std::int64_t>(dtype_size(t));
+}
+
+// x: [rows, n] -> y: [rows, n]; mean/rstd: [rows].
+//   mu = sum(x)/n, var = sum((x - mu)^2)/n (LayerNorm) or mu = 0, var = sum(x^2)/n (RMSNorm),
+//   r = 1/sqrt(var + eps), y = (x - mu) * r * gamma + beta.
+void forward(const NormForwardProblem& p, bool rms) {
+  const double n = static_cast<double>(p.n);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const char* x = row(p.x, p.x_dtype, r, p.n);
+    char* y = row(p.y, p.x_dtype, r, p.n);
+    double mu = 0.0;
+    if (!rms) {
+      for (std::int64_t j = 0; j < p.n; ++j) mu += load(x, p.x_dtype, j);
+      mu /= n;
+    }
+    double var = 0.0;
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const double d = load(x, p.x_dtype, j) - mu;
+      var += d * d;
+    }
+    var /= n;
+    const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.eps));
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double v = (load(x, p.x_dtype, j) - mu) * rstd;
+      if (p.gamma) v *= load(p.gamma, p.param_dtype, j);
+      if (p.beta) v += load(p.beta, p.param_dtype, j);
+      store(y, p.x_dtype, j, v);
+    }
+    if (p.mean) p.mean[r] = static_cast<float>(mu);
+    if (p.rstd) p.rstd[r] = static_cast<float>(rstd);
+  }
+}
+
+// With g = gamma * dy and xhat = (x - mean) * rstd (mean = 0 for RMSNorm):
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for RMSNorm)
+//   dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy.
+void backward(const NormBackwardProblem& p, bool rms) {
+  const double n = static_cast<double>(p.n);
+  const bool need_x = p.dx != nullptr || p.dgamma != nullptr;
+  // dgamma/dbeta are accumulated in double over all rows in the first n slots of a scratch
+  // buffer of doubles (2n), then rounded once.
+  double* sums = reinterpret_cast<double*>(norm_scratch(4 * p.n));
+  double* dgamma = sums;
+  double* dbeta = sums + p.n;
+  for (std::int64_t j = 0; j < 2 * p.n; ++j) sums[j] = 0.0;
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    const char* dy = row(p.dy, p.x_dtype, r, p.n);
+    if (p.dbeta)
+      for (std::int64_t j = 0; j < p.n; ++j) dbeta[j] += load(dy, p.x_dtype, j);
+    if (!need_x) continue;
+    const char* x = row(p.x, p.x_dtype, r, p.n);
+    const double mu = rms ? 0.0 : static_cast<double>(p.mean[r]);
+    const double rstd = p.rstd[r];
+    auto xhat = [&](std::int64_t j) { return (load(x, p.x_dtype, j) - mu) * rstd; };
+    auto g = [&](std::int64_t j) {
+      const double d = load(dy, p.x_dtype, j);
+      return p.gamma ? d * load(p.gamma, p.param_dtype, j) : d;
+    };
+    if (p.dgamma)
+      for (std::int64_t j = 0; j < p.n; ++j) dgamma[j] += load(dy, p.x_dtype, j) * xhat(j);
+    if (!p.dx) continue;
+    double sum_g = 0.0, sum_gx = 0.0;
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      sum_g += g(j);
+      sum_gx += g(j) * xhat(j);
+    }
+    const double mean_g = rms ? 0.0 : sum_g / n, mean_gx = sum_gx / n;
+    char* dx = row(p.dx, p.x_dtype, r, p.n);
+    for (std::int64_t j = 0; j < p.n; ++j)
+      store(dx, p.x_dtype, j, rstd * (g(j) - mean_g - xhat(j) * mean_gx));
+  }
+  for (std::int64_t j = 0; j < p.n; ++j) {
+    if (p.dgamma)
+      store(p.dgamma, p.param_dtype, j,
+            dgamma[j] + (p.accumulate ? load(p.dgamma, p.param_dtype, j) : 0.0));
+    if (p.dbeta)
+      store(p.dbeta, p.param_dtype, j,
+            dbeta[j] + (p.accumulate ? load(p.dbeta, p.param_dtype, j) : 0.0));
+  }
+}
+
+}  // namespace
+
+void layer_norm_forward_ref(const NormForwardProblem& p) { forward(p, false); }
+void rms_norm_forward_ref(const NormForwardProblem& p) { forward(p, true); }
+void layer_norm_backward_ref(const NormBackwardProblem& p) { backward(p, false); }
+void rms_norm_backward_ref(const NormBackwardProblem& p) { backward(p, true); }
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,313 @@
+// Shared checks of the norm tests (tests of the kernels layer): random inputs, poisoned outputs,
+// one call of the kernel under test and one of the reference (IsaScope(ref)), and element-wise
+// comparison with the error bounds of docs/NUMERICS.md ("LayerNorm and RMSNorm").
+// Used by norm_kernels_test.cpp and norm_threads_test.cpp.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ampkit/norm.hpp"
+#include "support/test_support.hpp"
+
+namespace ampkit::norm_testing {
+
+using testing::Buffer;
+using testing::unit_roundoff;
+
+struct Mix {
+  DType x;
+  DType param;
+};
+// Every supported dtype combination: x in {f32, bf16, f16}, parameters x's dtype or f32.
+inline const Mix kMixes[] = {{DType::f32, DType::f32},
+                             {DType::bf16, DType::bf16},
+                             {DType::bf16, DType::f32},
+                             {DType::f16, DType::f16},
+                             {DType::f16, DType::f32}};
+
+inline std::string mix_name(Mix m) {
+  return std::string(dtype_name(m.x)) + "/" + std::string(dtype_name(m.param));
+}
+
+constexpr double kU = 0x1p-24;  // fp32 unit roundoff: all kernel arithmetic is fp32
+
+// Longest chain of fp32 additions a row reduction over n terms may have: at least 8 partial sums
+// (one vector of AVX2) each over n/8 terms, plus the adds that combine them.
+inline double row_chain(std::int64_t n) { return static_cast<double>(n) / 8.0 + 16.0; }
+// Same for dgamma/dbeta over `rows` rows: a block of 32 rows, then one add per block, then the
+// final accumulate add.
+inline double column_chain(std::int64_t rows) { return 40.0 + static_cast<double>(rows) / 32.0; }
+
+// Absolute error of rounding to dtype t below its normal range (fp16 subnormal spacing / 2).
+inline double subnormal_slack(DType t) { return t == DType::f16 ? 0x1p-25 : 0.0; }
+
+// Compares got with want element-wise against tol(i); reports the first few mismatches.
+template <class Tol>
+::testing::AssertionResult compare(const char* what, const Buffer& got, const Buffer& want,
+                                   std::int64_t count, Tol tol) {
+  int bad = 0;
+  std::ostringstream out;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double g = got.get(i), w = want.get(i), t = tol(i);
+    if (!(std::fabs(g - w) <= t)) {  // NaN (an unwritten, poisoned element) fails too
+      if (bad < 5)
+        out << "\n  " << what << "[" << i << "] = " << g << ", reference " << w << ", |diff| "
+            << std::fabs(g - w) << " > tolerance " << t;
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << count << " elements of " << what
+                                       << " out of tolerance:" << out.str();
+}
+
+inline ::testing::AssertionResult same_bytes(const char* what, const Buffer& a, const Buffer& b) {
+  if (a.bytes == b.bytes) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << " differs";
+}
+
+struct ForwardCase {
+  bool rms = false;
+  Mix mix{DType::f32, DType::f32};
+  std::int64_t rows = 1, n = 1;
+  bool gamma = true, beta = true;  // beta ignored for RMSNorm
+  bool stats = true;               // request mean (LayerNorm) and rstd
+  float eps = 1e-5f;
+  double offset = 0.0, stddev = 1.0;  // x ~ N(offset, stddev)
+};
+
+inline std::string describe(const ForwardCase& c) {
+  std::ostringstream s;
+  s << (c.rms ? "rms" : "layer") << "_norm_forward " << mix_name(c.mix) << " rows " << c.rows
+    << " n " << c.n << (c.gamma ? " gamma" : "") << (c.beta && !c.rms ? " beta" : "")
+    << (c.stats ? "" : " no-stats") << " offset " << c.offset;
+  return s.str();
+}
+
+struct ForwardRun {
+  Buffer x, gamma, beta, y, mean, rstd;
+};
+
+inline void run_forward(const ForwardCase& c, ForwardRun& run) {
+  NormForwardArgs a;
+  a.rows = c.rows;
+  a.n = c.n;
+  a.x = {run.x.data(), c.mix.x};
+  if (c.gamma) a.gamma = {run.gamma.data(), c.mix.param};
+  if (c.beta && !c.rms) a.beta = {run.beta.data(), c.mix.param};
+  a.eps = c.eps;
+  a.y = {run.y.data(), c.mix.x};
+  if (c.stats && !c.rms) a.mean = static_cast<float*>(run.mean.data());
+  if (c.stats) a.rstd = static_cast<float*>(run.rstd.data());
+  if (c.rms) rms_norm_forward(a); else layer_norm_forward(a);
+}
+
+/// Random inputs; runs the kernel the active ISA selects and the reference; checks y, mean and
+/// rstd against the bounds of docs/NUMERICS.md. Returns the kernel's run (for bitwise checks).
+/// With check = false only the kernel runs (same inputs for the same rng state).
+inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool check = true) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t rows = c.rows, n = c.n, size = rows * n;
+  ForwardRun k;
+  k.x = Buffer(c.mix.x, size);
+  k.x.fill_normal(rng, c.offset, c.stddev);
+  k.gamma = Buffer(c.mix.param, n);
+  k.gamma.fill_normal(rng, 1.0, 0.5);
+  k.beta = Buffer(c.mix.param, n);
+  k.beta.fill_normal(rng, 0.0, 1.0);
+  k.y = Buffer(c.mix.x, size);
+  k.mean = Buffer(DType::f32, rows);
+  k.rstd = Buffer(DType::f32, rows);
+  k.y.poison();
+  k.mean.poison();
+  k.rstd.poison();
+  ForwardRun ref = k;
+  run_forward(c, k);
+  if (!check) return k;
+  {
+    testing::IsaScope scope(Isa::ref);
+    run_forward(c, ref);
+  }
+  // Per-row statistics in double: mu, A = mean|x|, D = mean|x - mu|.
+  const double k_n = row_chain(n), u_y = unit_roundoff(c.mix.x);
+  const double eps_r = ((k_n + 6.0) / 2.0 + 3.0) * kU;  // relative error bound of rstd
+  std::vector<double> mu(rows), e_mu(rows), r(rows);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double s = 0.0, s_abs = 0.0, s_sq = 0.0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      s += k.x.get(i * n + j);
+      s_abs += std::fabs(k.x.get(i * n + j));
+    }
+    mu[i] = c.rms ? 0.0 : s / static_cast<double>(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double d = k.x.get(i * n + j) - mu[i];
+      s_sq += d * d;
+    }
+    double dev = 0.0;
+    for (std::int64_t j = 0; j < n; ++j) dev += std::fabs(k.x.get(i * n + j) - mu[i]);
+    const double a = s_abs / static_cast<double>(n), dd = dev / static_cast<double>(n);
+    e_mu[i] = c.rms ? 0.0 : (k_n + 2.0) * kU * (dd + (k_n + 1.0) * kU * a);
+    r[i] = 1.0 / std::sqrt(s_sq / static_cast<double>(n) + static_cast<double>(c.eps));
+  }
+  EXPECT_TRUE(compare("y", k.y, ref.y, size, [&](std::int64_t e) {
+    const std::int64_t i = e / n, j = e % n;
+    const double g = c.gamma ? std::fabs(k.gamma.get(j)) : 1.0;
+    const double b = c.beta && !c.rms ? std::fabs(k.beta.get(j)) : 0.0;
+    const double xhat = std::fabs(k.x.get(e) - mu[i]) * r[i];
+    const double e_y = g * (xhat * (eps_r + 3.0 * kU) + r[i] * e_mu[i]) + kU * b;
+    return 2.0 * u_y * std::fabs(ref.y.get(e)) + 2.0 * e_y + subnormal_slack(c.mix.x);
+  }));
+  if (c.stats && !c.rms)
+    EXPECT_TRUE(compare("mean", k.mean, ref.mean, rows, [&](std::int64_t i) {
+      return 2.0 * kU * std::fabs(mu[i]) + 2.0 * e_mu[i];
+    }));
+  else
+    EXPECT_TRUE(same_bytes("mean (not requested, must stay poisoned)", k.mean, ref.mean));
+  if (c.stats)
+    EXPECT_TRUE(compare("rstd", k.rstd, ref.rstd, rows,
+                        [&](std::int64_t i) { return 2.0 * r[i] * (eps_r + kU); }));
+  else
+    EXPECT_TRUE(same_bytes("rstd (not requested, must stay poisoned)", k.rstd, ref.rstd));
+  return k;
+}
+
+struct BackwardCase {
+  bool rms = false;
+  Mix mix{DType::f32, DType::f32};
+  std::int64_t rows = 1, n = 1;
+  bool gamma = true;
+  bool dx = true, dgamma = true, dbeta = true;  // dgamma needs gamma; dbeta ignored for RMSNorm
+  bool accumulate = false;
+  double offset = 0.0, stddev = 1.0;
+};
+
+inline std::string describe(const BackwardCase& c) {
+  std::ostringstream s;
+  s << (c.rms ? "rms" : "layer") << "_norm_backward " << mix_name(c.mix) << " rows " << c.rows
+    << " n " << c.n << (c.gamma ? " gamma" : "") << (c.dx ? " dx" : "")
+    << (c.dgamma ? " dgamma" : "") << (c.dbeta && !c.rms ? " dbeta" : "")
+    << (c.accumulate ? " accumulate" : "");
+  return s.str();
+}
+
+struct BackwardRun {
+  Buffer dy, x, mean, rstd, gamma, dx, dgamma, dbeta;
+};
+
+inline void run_backward(const BackwardCase& c, BackwardRun& run) {
+  NormBackwardArgs a;
+  a.rows = c.rows;
+  a.n = c.n;
+  a.dy = {run.dy.data(), c.mix.x};
+  a.x = {run.x.data(), c.mix.x};
+  if (!c.rms) a.mean = static_cast<const float*>(run.mean.data());
+  a.rstd = static_cast<const float*>(run.rstd.data());
+  if (c.gamma) a.gamma = {run.gamma.data(), c.mix.param};
+  if (c.dx) a.dx = {run.dx.data(), c.mix.x};
+  if (c.dgamma) a.dgamma = {run.dgamma.data(), c.mix.param};
+  if (c.dbeta && !c.rms) a.dbeta = {run.dbeta.data(), c.mix.param};
+  a.accumulate = c.accumulate;
+  if (c.rms) rms_norm_backward(a); else layer_norm_backward(a);
+}
+
+/// Random dy, x, gamma; mean/rstd from the reference forward; runs the selected kernel and the
+/// reference backward and checks dx, dgamma, dbeta against the bounds of docs/NUMERICS.md.
+/// With check = false only the kernel runs (same inputs for the same rng state).
+inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
+                                  bool check = true) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t rows = c.rows, n = c.n, size = rows * n;
+  BackwardRun k;
+  k.dy = Buffer(c.mix.x, size);
+  k.dy.fill_normal(rng, 0.0, 1.0);
+  k.x = Buffer(c.mix.x, size);
+  k.x.fill_normal(rng, c.offset, c.stddev);
+  k.gamma = Buffer(c.mix.param, n);
+  k.gamma.fill_normal(rng, 1.0, 0.5);
+  k.mean = Buffer(DType::f32, rows);
+  k.rstd = Buffer(DType::f32, rows);
+  {
+    testing::IsaScope scope(Isa::ref);
+    NormForwardArgs f;
+    Buffer y(c.mix.x, size);
+    f.rows = rows;
+    f.n = n;
+    f.x = {k.x.data(), c.mix.x};
+    f.y = {y.data(), c.mix.x};
+    if (!c.rms) f.mean = static_cast<float*>(k.mean.data());
+    f.rstd = static_cast<float*>(k.rstd.data());
+    if (c.rms) rms_norm_forward(f); else layer_norm_forward(f);
+  }
+  k.dx = Buffer(c.mix.x, size);
+  k.dx.poison();
+  k.dgamma = Buffer(c.mix.param, n);
+  k.dbeta = Buffer(c.mix.param, n);
+  if (c.accumulate) {  // previous gradients to add to
+    k.dgamma.fill_normal(rng, 0.0, 4.0);
+    k.dbeta.fill_normal(rng, 0.0, 4.0);
+  } else {
+    k.dgamma.poison();
+    k.dbeta.poison();
+  }
+  BackwardRun ref = k;
+  const BackwardRun before = k;
+  run_backward(c, k);
+  if (!check) return k;
+  {
+    testing::IsaScope scope(Isa::ref);
+    run_backward(c, ref);
+  }
+  // Scales in double: g = gamma*dy, xhat = (x - mean)*rstd from the given fp32 mean/rstd.
+  const double k_n = row_chain(n), k_r = column_chain(rows);
+  const double u_x = unit_roundoff(c.mix.x), u_p = unit_roundoff(c.mix.param);
+  auto xhat = [&](std::int64_t e) {
+    const std::int64_t i = e / n;
+    const double m = c.rms ? 0.0 : static_cast<const float*>(k.mean.data())[i];
+    return (k.x.get(e) - m) * static_cast<const float*>(k.rstd.data())[i];
+  };
+  auto g = [&](std::int64_t e) { return k.dy.get(e) * (c.gamma ? k.gamma.get(e % n) : 1.0); };
+  std::vector<double> g1(rows, 0.0), g2(rows, 0.0), sum_dgamma(n, 0.0), sum_dbeta(n, 0.0);
+  for (std::int64_t e = 0; e < size; ++e) {
+    g1[e / n] += std::fabs(g(e)) / static_cast<double>(n);
+    g2[e / n] += std::fabs(g(e) * xhat(e)) / static_cast<double>(n);
+    sum_dgamma[e % n] += std::fabs(k.dy.get(e) * xhat(e));
+    sum_dbeta[e % n] += std::fabs(k.dy.get(e));
+  }
+  if (c.dx)
+    EXPECT_TRUE(compare("dx", k.dx, ref.dx, size, [&](std::int64_t e) {
+      const double r = static_cast<const float*>(k.rstd.data())[e / n];
+      const double e_dx =
+          r * (k_n + 8.0) * kU * (std::fabs(g(e)) + g1[e / n] + std::fabs(xhat(e)) * g2[e / n]);
+      return 2.0 * u_x * std::fabs(ref.dx.get(e)) + 2.0 * e_dx + subnormal_slack(c.mix.x);
+    }));
+  else
+    EXPECT_TRUE(same_bytes("dx (not requested, must stay poisoned)", k.dx, before.dx));
+  auto param_tol = [&](const Buffer& out, const Buffer& old, const std::vector<double>& sum,
+                       double extra) {
+    return [&, extra](std::int64_t j) {
+      const double e = (k_r + extra) * kU * sum[j] + (c.accumulate ? kU * std::fabs(old.get(j)) : 0);
+      return 2.0 * u_p * std::fabs(out.get(j)) + 2.0 * e + subnormal_slack(c.mix.param);
+    };
+  };
+  if (c.dgamma)
+    EXPECT_TRUE(compare("dgamma", k.dgamma, ref.dgamma, n,
+                        param_tol(ref.dgamma, before.dgamma, sum_dgamma, 3.0)));
+  else
+    EXPECT_TRUE(same_bytes("dgamma (not requested, must stay untouched)", k.dgamma, before.dgamma));
+  if (c.dbeta && !c.rms)
+    EXPECT_TRUE(compare("dbeta", k.dbeta, ref.dbeta, n,
+                        param_tol(ref.dbeta, before.dbeta, sum_dbeta, 1.0)));
+  else
+    EXPECT_TRUE(same_bytes("dbeta (not requested, must stay untouched)", k.dbeta, before.dbeta));
+  return k;
+}
+
+}  // namespace ampkit::norm_testing

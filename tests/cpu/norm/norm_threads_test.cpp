@@ -1,0 +1,64 @@
+// LayerNorm/RMSNorm results are bitwise independent of the thread count (kernels layer tests):
+// forward and backward, dgamma/dbeta included, with enough rows for many 32-row blocks and
+// enough work to open the parallel region; every fast ISA this machine has (the reference is
+// sequential).
+#include <random>
+
+#include "ampkit/norm.hpp"
+#include "cpu/norm/norm_checks.hpp"
+#include "cpu/norm/norm_kernels.hpp"
+#include "support/test_support.hpp"
+
+namespace ampkit {
+namespace {
+
+TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  for (Isa isa : testing::available_isas()) {
+    if (isa == Isa::ref) continue;  // the reference is sequential
+    testing::IsaScope isa_scope(isa);
+    SCOPED_TRACE(isa_name(isa));
+    for (norm_testing::Mix mix : {norm_testing::kMixes[0], norm_testing::kMixes[2]})
+      for (bool rms : {false, true})
+        for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{600, 256}, {4099, 33}}) {
+          norm_testing::ForwardCase f;
+          f.rms = rms;
+          f.mix = mix;
+          f.rows = rows;
+          f.n = n;
+          norm_testing::BackwardCase b;
+          b.rms = rms;
+          b.mix = mix;
+          b.rows = rows;
+          b.n = n;
+          b.accumulate = true;
+          norm_testing::ForwardRun f1;
+          norm_testing::BackwardRun b1;
+          for (int threads : {1, 2, 3}) {
+            testing::ThreadsScope threads_scope(threads);
+            SCOPED_TRACE(::testing::Message() << threads << " threads");
+            std::mt19937_64 rng(seed);  // same inputs for every thread count
+            // Checked against the reference once (1 thread); then only bits are compared.
+            const norm_testing::ForwardRun fk = norm_testing::check_forward(f, rng, threads == 1);
+            const norm_testing::BackwardRun bk =
+                norm_testing::check_backward(b, rng, threads == 1);
+            if (threads == 1) {
+              f1 = fk;
+              b1 = bk;
+              continue;
+            }
+            EXPECT_TRUE(norm_testing::same_bytes("y", fk.y, f1.y));
+            EXPECT_TRUE(norm_testing::same_bytes("mean", fk.mean, f1.mean));
+            EXPECT_TRUE(norm_testing::same_bytes("rstd", fk.rstd, f1.rstd));
+            EXPECT_TRUE(norm_testing::same_bytes("dx", bk.dx, b1.dx));
+            EXPECT_TRUE(norm_testing::same_bytes("dgamma", bk.dgamma, b1.dgamma));
+            EXPECT_TRUE(norm_testing::same_bytes("dbeta", bk.dbeta, b1.dbeta));
+          }
+          if (::testing::Test::HasFailure()) return;
+        }
+  }
+}
+
+}  // namespace
+}  // namespace ampkit
