@@ -13,6 +13,9 @@ namespace cpu {
 
 std::span<const GemmKernel> gemm_kernels() {
   static const GemmKernel kernels[] = {
+      {"gemm_ukernel_bf16_32x12_avx512bf16", Isa::avx512, true, GemmOperands::bf16, gemm_run_bf16_avx512bf16},
+      {"gemm_ukernel_f32_32x12_avx512", Isa::avx512, false, GemmOperands::any, gemm_run_f32_avx512},
+      {"gemm_ukernel_f32_16x6_avx2", Isa::avx2, false, GemmOperands::any, gemm_run_f32_avx2},
       {"gemm_reference", Isa::ref, false, GemmOperands::any, gemm_reference},
   };
   return kernels;

@@ -1,0 +1,352 @@
+// The one GEMM driver (kernels layer, internal), templated over the micro-kernel traits of an
+// ISA and over the activation of the epilogue. Included only by the engine translation units
+// (gemm_engine_*.cpp), each compiling its own copy with its ISA's flags: everything here has
+// internal linkage (unnamed namespace), so no weak symbol is shared between ISAs.
+//
+// Plan (ruy/BLIS style, k never split, so every output element is one fixed-order fp32 sum):
+//   1. pack op(A) into MR-row slivers and op(B) into NR-column slivers (all of them, in
+//      parallel; dtype conversion and the fp16 mode happen here, f16 subnormals are counted);
+//   2. parallel over blocks of (MC rows x NC columns) of D: for each NR sliver of B, for each MR
+//      sliver of A: the micro-kernel computes the MR x NR fp32 tile over the whole k, and the
+//      epilogue (alpha, beta C, bias, aux, activation, bias-gradient partials, rounding) runs on
+//      that tile before the one store to D;
+//   3. bias gradients: per-sliver fp32 partials combined in double in sliver order.
+// Traits (see gemm_engine_f32_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
+// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "ampkit/float16.hpp"
+#include "ampkit/threading.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
+#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/gemm/gemm_output.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+static inline std::int64_t imin(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+static inline std::int64_t imax(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
+static inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+static inline std::size_t align64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// An operand as a rows x k matrix: element (r, kk) at base[r * r_stride + kk * k_stride];
+// one of the strides is 1. op(A) is m x k; op(B) is seen transposed, n x k.
+struct OperandView {
+  const unsigned char* base;
+  DType dtype;
+  std::int64_t r_stride, k_stride;
+};
+
+static inline OperandView view_of_a(const GemmArgs& a) {
+  return {static_cast<const unsigned char*>(a.a), a.a_dtype, a.op_a == Op::N ? 1 : a.lda,
+          a.op_a == Op::N ? a.lda : 1};
+}
+static inline OperandView view_of_b(const GemmArgs& a) {
+  return {static_cast<const unsigned char*>(a.b), a.b_dtype, a.op_b == Op::N ? a.ldb : 1,
+          a.op_b == Op::N ? 1 : a.ldb};
+}
+
+// The fp16 mode on a block of widened f16 values: count subnormals, flush or round to bf16.
+static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool flush, bool alt) {
+  std::int64_t subnormals = 0;
+#pragma omp simd reduction(+ : subnormals)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const bool sub = gemm_math::is_f16_subnormal_input(v[i]);
+    subnormals += sub ? 1 : 0;
+    float x = flush && sub ? 0.0f : v[i];
+    v[i] = alt ? gemm_math::round_to_bf16(x) : x;
+  }
+  return subnormals;
+}
+
+// Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows:
+//   kPairs = false: dst[kk * R + r] (float)
+//   kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits; k padded to even with zeros)
+// Returns the number of f16 subnormal elements read.
+template <class T, int R>
+static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int64_t rows, std::int64_t k,
+                                bool flush, bool alt, typename T::Packed* dst) {
+  constexpr std::int64_t kKb = 64;  // k block staged as fp32
+  alignas(64) float block[kKb * R];
+  alignas(64) float line[kKb];
+  const std::int64_t esize = static_cast<std::int64_t>(dtype_size(v.dtype));
+  std::int64_t subnormals = 0;
+  for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
+    const std::int64_t kb = imin(kKb, k - k0);
+    if (v.r_stride == 1) {  // contiguous along rows: one row-run per kk
+      for (std::int64_t kk = 0; kk < kb; ++kk) {
+        float* out = block + kk * R;
+        T::load_row(v.base + (r0 + (k0 + kk) * v.k_stride) * esize, v.dtype, rows, out);
+        for (std::int64_t r = rows; r < R; ++r) out[r] = 0.0f;
+      }
+    } else {  // contiguous along k: one k-run per row, transposed into the block
+      for (std::int64_t r = 0; r < rows; ++r) {
+        T::load_row(v.base + ((r0 + r) * v.r_stride + k0) * esize, v.dtype, kb, line);
+        for (std::int64_t kk = 0; kk < kb; ++kk) block[kk * R + r] = line[kk];
+      }
+      for (std::int64_t kk = 0; kk < kb; ++kk)
+        for (std::int64_t r = rows; r < R; ++r) block[kk * R + r] = 0.0f;
+    }
+    if (v.dtype == DType::f16) subnormals += apply_fp16_mode(block, kb * R, flush, alt);
+    if constexpr (!T::kPairs) {
+      std::memcpy(dst + k0 * R, block, static_cast<std::size_t>(kb * R) * sizeof(float));
+    } else {
+      // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top half.
+      for (std::int64_t kk = 0; kk < kb; ++kk) {
+        std::uint16_t* out = dst + ((k0 + kk) / 2) * 2 * R + ((k0 + kk) & 1);
+        const float* in = block + kk * R;
+        for (std::int64_t r = 0; r < R; ++r) {
+          std::uint32_t bits;
+          std::memcpy(&bits, in + r, 4);
+          out[2 * r] = static_cast<std::uint16_t>(bits >> 16);
+        }
+      }
+    }
+  }
+  if constexpr (T::kPairs) {
+    if (k & 1) {  // the odd k's partner in the last pair
+      std::uint16_t* out = dst + (k / 2) * 2 * R + 1;
+      for (std::int64_t r = 0; r < R; ++r) out[2 * r] = 0;
+    }
+  }
+  return subnormals;
+}
+
+// ---- Epilogue activations (types handed to the driver) ----
+// forward(x, n): x = act(x); backward(x, aux, n): x = x * act'(aux).
+struct ActNone {
+  static constexpr bool kReadsAux = false;
+  static inline void apply(float*, const float*, std::int64_t) {}
+};
+struct ActRelu {
+  static constexpr bool kReadsAux = false;
+  static inline void apply(float* x, const float*, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu(x[i]);
+  }
+};
+template <GeluVariant V>
+struct ActGelu {
+  static constexpr bool kReadsAux = false;
+  static inline void apply(float* x, const float*, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i)
+      x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
+  }
+};
+struct ActDRelu {
+  static constexpr bool kReadsAux = true;
+  static inline void apply(float* x, const float* aux, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu_gate(x[i], aux[i]);
+  }
+};
+template <GeluVariant V>
+struct ActDGelu {
+  static constexpr bool kReadsAux = true;
+  static inline void apply(float* x, const float* aux, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i)
+      x[i] *= V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
+  }
+};
+
+// What the epilogue of every tile needs, fixed for the call.
+struct EpilogueContext {
+  const GemmProblem* p;
+  const float* bias;      // fp32 copy, padded with zeros to whole slivers (or null)
+  float* grad_partials;   // [n_slivers][m_padded] row sums per NR sliver (or null)
+  std::int64_t m_padded;
+};
+
+// Stores x[0..n) to an output with the fp16 rule: f16 results that round to a non-zero
+// subnormal are counted and, under flush, written as signed zeros.
+template <class T>
+static inline void store_output(void* dst, DType t, const float* x, std::int64_t n, bool flush,
+                                std::int64_t& subnormal_outputs) {
+  if (t != DType::f16) {
+    T::store_row(dst, t, x, n);
+    return;
+  }
+  std::int64_t count = 0;
+#pragma omp simd reduction(+ : count)
+  for (std::int64_t i = 0; i < n; ++i) count += gemm_math::rounds_to_f16_subnormal(x[i]) ? 1 : 0;
+  subnormal_outputs += count;
+  if (count == 0 || !flush) {
+    T::store_row(dst, t, x, n);
+    return;
+  }
+  alignas(64) float flushed[T::kMr];
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool sub = gemm_math::rounds_to_f16_subnormal(x[i]);
+    flushed[i] = sub ? (x[i] < 0.0f ? -0.0f : 0.0f) : x[i];
+  }
+  T::store_row(dst, t, flushed, n);
+}
+
+// The epilogue of one tile: tile[j * MR + i] (fp32 sums) -> D rows [i0, i0 + mv), columns
+// [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
+template <class T, class Act>
+static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t i0, std::int64_t j0,
+                          std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
+                          std::int64_t& subnormal_outputs) {
+  constexpr std::int64_t MR = T::kMr;
+  const GemmProblem& p = *ctx.p;
+  const GemmArgs& a = p.args;
+  const GemmEpilogue& e = a.epilogue;
+  const float alpha = a.alpha, beta = a.beta;
+  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+  alignas(64) float sums[MR];
+  alignas(64) float other[MR];
+  for (std::int64_t i = 0; i < MR; ++i) sums[i] = 0.0f;
+  const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
+  const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
+  const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
+  for (std::int64_t j = 0; j < nv; ++j) {
+    float* x = tile + j * MR;
+    const std::int64_t col = j0 + j;
+#pragma omp simd
+    for (std::int64_t i = 0; i < MR; ++i) x[i] *= alpha;
+    if (p.use_c) {
+      T::load_row(static_cast<const unsigned char*>(a.c) + (i0 + col * a.ldc) * csize, a.c_dtype, mv, other);
+#pragma omp simd
+      for (std::int64_t i = 0; i < mv; ++i) x[i] += beta * other[i];
+    }
+    if (ctx.bias != nullptr) {
+      const float* b = ctx.bias + i0;
+#pragma omp simd
+      for (std::int64_t i = 0; i < MR; ++i) x[i] += b[i];
+    }
+    if (p.aux_out)
+      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, x, mv,
+                      p.flush, subnormal_outputs);
+    if constexpr (Act::kReadsAux) {
+      T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, mv,
+                  other);
+      Act::apply(x, other, mv);
+    } else {
+      Act::apply(x, nullptr, mv);
+    }
+    if (row_sums) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < mv; ++i) sums[i] += x[i];
+    }
+    store_output<T>(static_cast<unsigned char*>(a.d) + (i0 + col * a.ldd) * dsize, a.d_dtype, x, mv, p.flush,
+                    subnormal_outputs);
+  }
+  if (row_sums) std::memcpy(ctx.grad_partials + j_sliver * ctx.m_padded + i0, sums, sizeof(sums));
+}
+
+// The driver for one activation type.
+template <class T, class Act>
+static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
+  using Packed = typename T::Packed;
+  constexpr std::int64_t MR = T::kMr, NR = T::kNr;
+  const GemmArgs& a = p.args;
+  const std::int64_t m = a.m, n = a.n, k = a.k;
+  const std::int64_t kp = T::kPairs ? (k + 1) / 2 * 2 : k;
+  const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
+  const std::int64_t m_padded = m_slivers * MR;
+  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+
+  // Workspace: packed A, packed B, fp32 bias, bias-gradient partials.
+  const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
+  const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
+  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
+  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
+  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
+  const std::size_t totals_bytes =
+      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
+  unsigned char* ws =
+      static_cast<unsigned char*>(gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + 64));
+  Packed* packed_a = reinterpret_cast<Packed*>(ws);
+  Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
+  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
+  float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
+  if (bias != nullptr) {
+    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
+    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
+  }
+
+  // Blocking: an MC x k block of packed A stays in L2 (1 MiB per core) while NC columns of B
+  // stream past it; blocks are split further until both threads have several.
+  const std::int64_t threads = imax(1, ampkit::num_threads());
+  const std::int64_t sliver_bytes = imax(1, kp * MR * static_cast<std::int64_t>(sizeof(Packed)));
+  std::int64_t mc = imax(1, imin(16, (384 * 1024) / sliver_bytes));  // in A slivers
+  std::int64_t nc = 32;                                               // in B slivers
+  mc = imin(mc, imax(1, m_slivers));
+  nc = imin(nc, imax(1, n_slivers));
+  const bool parallel = threads > 1 && m * n * imax(k, 16) >= (1 << 18);
+  const std::int64_t want_units = parallel ? 4 * threads : 1;
+  while (nc > 1 && ceil_div(m_slivers, mc) * ceil_div(n_slivers, nc) < want_units) nc = (nc + 1) / 2;
+  while (mc > 1 && ceil_div(m_slivers, mc) * ceil_div(n_slivers, nc) < want_units) mc = (mc + 1) / 2;
+  const std::int64_t m_blocks = ceil_div(m_slivers, mc), n_blocks = ceil_div(n_slivers, nc);
+  const std::int64_t units = m_blocks * n_blocks;
+
+  const OperandView va = view_of_a(a), vb = view_of_b(a);
+  const EpilogueContext ctx{&p, bias, partials, m_padded};
+  std::int64_t sub_in = 0, sub_out = 0;
+  const int team = parallel ? static_cast<int>(threads) : 1;
+#pragma omp parallel num_threads(team) reduction(+ : sub_in, sub_out)
+  {
+#pragma omp for schedule(static)
+    for (std::int64_t s = 0; s < m_slivers + n_slivers; ++s) {
+      if (s < m_slivers) {
+        sub_in += pack_sliver<T, MR>(va, s * MR, imin(MR, m - s * MR), k, p.flush, p.alt, packed_a + s * MR * kp);
+      } else {
+        const std::int64_t t = s - m_slivers;
+        sub_in += pack_sliver<T, NR>(vb, t * NR, imin(NR, n - t * NR), k, p.flush, p.alt, packed_b + t * NR * kp);
+      }
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t u = 0; u < units; ++u) {
+      const std::int64_t ib = u / n_blocks, jb = u % n_blocks;
+      const std::int64_t is_end = imin(m_slivers, (ib + 1) * mc), js_end = imin(n_slivers, (jb + 1) * nc);
+      alignas(64) float tile[MR * NR];
+      for (std::int64_t js = jb * nc; js < js_end; ++js) {
+        for (std::int64_t is = ib * mc; is < is_end; ++is) {
+          T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
+          epilogue_tile<T, Act>(ctx, tile, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+        }
+      }
+    }
+  }
+  counters.fp16_subnormal_inputs += sub_in;
+  counters.fp16_subnormal_outputs += sub_out;
+
+  if (p.bias_grad == GemmBiasGrad::none) return;
+  double* totals = reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes);
+  if (row_sums) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      double t = 0.0;
+      for (std::int64_t js = 0; js < n_slivers; ++js) t += partials[js * m_padded + i];
+      totals[i] = t;
+    }
+  } else {
+    gemm_operand_sums(p, totals);
+  }
+  gemm_write_bias_grad(p, totals, grad_length, counters);
+}
+
+// The one place the activation becomes a template parameter.
+template <class T>
+static void gemm_run(const GemmProblem& p, GemmCounters& counters) {
+  const bool tanh = p.args.epilogue.gelu == GeluVariant::tanh;
+  switch (p.activation) {
+    case GemmActivation::none: return gemm_driver<T, ActNone>(p, counters);
+    case GemmActivation::relu: return gemm_driver<T, ActRelu>(p, counters);
+    case GemmActivation::gelu:
+      return tanh ? gemm_driver<T, ActGelu<GeluVariant::tanh>>(p, counters)
+                  : gemm_driver<T, ActGelu<GeluVariant::erf>>(p, counters);
+    case GemmActivation::drelu: return gemm_driver<T, ActDRelu>(p, counters);
+    case GemmActivation::dgelu:
+      return tanh ? gemm_driver<T, ActDGelu<GeluVariant::tanh>>(p, counters)
+                  : gemm_driver<T, ActDGelu<GeluVariant::erf>>(p, counters);
+  }
+}
+
+}  // namespace
+}  // namespace ampkit::cpu
