@@ -25,10 +25,11 @@ constexpr Command kCommands[] = {
 
 void print_usage() {
   std::fprintf(stderr, "usage: ampkit <command> [options]   (ampkit <command> --help)\n\n");
-  for (const Command& c : kCommands)
-    std::fprintf(stderr, "  %-14s %.*s\n",
-                 (std::string(c.name) + (c.sub.empty() ? "" : " " + std::string(c.sub))).c_str(),
-                 static_cast<int>(c.help.size()), c.help.data());
+  for (const Command& c : kCommands) {
+    std::string label(c.name);  // appended piecewise: g++ 12 -Wrestrict misfires on "" + string
+    if (!c.sub.empty()) label.append(" ").append(c.sub);
+    std::fprintf(stderr, "  %-14s %.*s\n", label.c_str(), static_cast<int>(c.help.size()), c.help.data());
+  }
 }
 
 }  // namespace
