@@ -165,6 +165,9 @@ void attach_peers(std::vector<BenchRow>& rows, const Peaks& peaks, const std::ve
   }
   // Phase 2: oneDNN matmul, in this process, after the OpenBLAS child has exited.
   if (wanted("onednn")) {
+    notes.push_back("oneDNN is compared in the same arithmetic: f16 exact/flush rows with its f32 "
+                    "matmul, f16 alt rows with its bf16 matmul; epilogues it lacks (DGELU_BGRAD, "
+                    "BGRADB) with its plain matmul");
     if (!onednn_available()) {
       notes.push_back("oneDNN peer not built (install libdnnl-dev and re-run cmake)");
     } else {
