@@ -381,6 +381,30 @@ TEST(Linear, BackwardHandlesZeroSizedDims) {
   }
 }
 
+// Shapes past the GEMM's cache blocking (k beyond one panel, m and n over many tiles), a few
+// dtype combinations only (the sweeps above cover the combinations on small shapes).
+TEST(Linear, LargerShapesCrossTheGemmBlocking) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const Shape s{40, 520, 90};
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    for (DType t : kDtypes) {
+      const Fp16Mode mode = t == DType::f16 ? Fp16Mode::alt : Fp16Mode::exact;
+      ForwardCase f{s, t, t, t, mode};
+      f.gelu = true;
+      f.bias = true;
+      f.bias_dtype = DType::f32;
+      f.aux = true;
+      f.aux_dtype = t;
+      check_forward(f, rng);
+      check_backward(backward_variant(s, t, t, t, mode, 2), rng);
+      check_backward(backward_variant({520, 40, 90}, t, t, t, mode, 0), rng);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------- exactness
 
 // Small integers are exact in every dtype and their sums exact in fp32: results are bit-exact.
