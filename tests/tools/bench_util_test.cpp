@@ -50,8 +50,13 @@ TEST(BenchUtil, SummarizeSamplesGivesMedianAndMin) {
   EXPECT_EQ(m.calls_per_sample, 4);
   std::vector<double> even = {4.0, 1.0, 2.0, 8.0};
   EXPECT_EQ(summarize_samples(even, 1).median_ms, 3.0);
-  std::vector<double> none;
-  EXPECT_THROW(summarize_samples(none, 1), Error);
+  EXPECT_EQ(m.per_call_ms, (std::vector<double>{1.0, 3.0, 5.0}));
+  EXPECT_THROW(summarize_samples({}, 1), Error);
+  const Measurement pooled = pool_measurements({m, summarize_samples(even, 2)});
+  EXPECT_EQ(pooled.samples, 7);
+  EXPECT_EQ(pooled.median_ms, 3.0);  // of {1, 1, 2, 3, 4, 5, 8}
+  EXPECT_EQ(pooled.min_ms, 1.0);
+  EXPECT_THROW(pool_measurements({}), Error);
 }
 
 TEST(BenchUtil, MeasureWarmsUpAndRespectsSampleLimits) {

@@ -51,10 +51,14 @@ struct Measurement {
   double min_ms = 0.0;     // fastest sample, per call
   int samples = 0;
   std::int64_t calls_per_sample = 1;
+  std::vector<double> per_call_ms;  // every sample's per-call time, sorted (for pooling rounds)
 };
 
-/// Median and min of per-call times (ms); `times` is reordered. Throws Error if empty.
-Measurement summarize_samples(std::vector<double>& times, std::int64_t calls_per_sample);
+/// Median and min of per-call times (ms). Throws Error if empty.
+Measurement summarize_samples(std::vector<double> times, std::int64_t calls_per_sample);
+/// The samples of several measurements of one function pooled into one (e.g. rounds measured
+/// alternately with a peer). Throws Error if there are none.
+Measurement pool_measurements(const std::vector<Measurement>& rounds);
 
 /// Warms up, then times fn() repeatedly (short calls looped `calls_per_sample` times per sample)
 /// until the limits of `options` are met; returns the median and min per call.
@@ -84,7 +88,7 @@ Measurement measure(Fn&& fn, const MeasureOptions& options = {}) {
     const bool enough = static_cast<int>(times.size()) >= options.min_samples;
     if (enough && total >= options.min_total_ms) break;
   }
-  return summarize_samples(times, calls);
+  return summarize_samples(std::move(times), calls);
 }
 
 // ---------------------------------------------------------------------------------------------

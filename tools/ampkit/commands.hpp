@@ -12,5 +12,6 @@ using Args = std::vector<std::string>;
 int run_info(const Args& args);        // info.cpp: CPU features, active ISA, threads
 int run_bench_gemm(const Args& args);   // bench_gemm.cpp: gemm vs peaks and peers
 int run_bench_linear(const Args& args); // bench_linear.cpp: Linear passes vs peaks and peers
+int run_bench_norm(const Args& args);  // bench_norm.cpp: LayerNorm/RMSNorm benchmark
 
 }  // namespace ampkit::tools

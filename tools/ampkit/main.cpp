@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"info", "", ampkit::tools::run_info, "CPU features, active ISA and thread count"},
     {"bench", "gemm", ampkit::tools::run_bench_gemm, "gemm GFLOP/s vs the machine's peaks, OpenBLAS, oneDNN"},
     {"bench", "linear", ampkit::tools::run_bench_linear, "Linear forward/backward GFLOP/s vs peaks and peers"},
+    {"bench", "norm", ampkit::tools::run_bench_norm, "LayerNorm/RMSNorm speed vs copy bandwidth and oneDNN"},
 };
 
 void print_usage() {
