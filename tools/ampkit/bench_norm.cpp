@@ -491,8 +491,16 @@ int run_bench_norm(const Args& args) {
   if (!p.json) {
     print_targets(rows);
     std::printf("\ncopy bandwidth re-measured at the end:");
-    for (const int t : p.threads) std::printf(" %d thr %.1f GB/s;", t, bench::copy_bandwidth_gbps(t, 3));
+    bool drifted = false;
+    for (std::size_t i = 0; i < p.threads.size(); ++i) {
+      const double end = bench::copy_bandwidth_gbps(p.threads[i], p.quick ? 3 : 9);
+      drifted |= std::abs(end / copy_gbps[i] - 1.0) > 0.15;
+      std::printf(" %d thr %.1f GB/s;", p.threads[i], end);
+    }
     std::printf(" run took %.0f s\n", run_timer.elapsed_ms() * 1e-3);
+    if (drifted)
+      std::printf("warning: the copy bandwidth moved by more than 15%% during the run (a busy "
+                  "machine?); re-run the rows that matter\n");
   }
   return any_error ? 1 : 0;
 }
