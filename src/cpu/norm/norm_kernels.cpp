@@ -14,6 +14,16 @@ namespace cpu {
 
 std::span<const NormKernel> norm_kernels() {
   static const NormKernel kernels[] = {
+      {"avx512", Isa::avx512,                                    //
+       "layer_norm_fwd_avx512", layer_norm_forward_avx512,       //
+       "layer_norm_bwd_avx512", layer_norm_backward_avx512,      //
+       "rms_norm_fwd_avx512", rms_norm_forward_avx512,           //
+       "rms_norm_bwd_avx512", rms_norm_backward_avx512},
+      {"avx2", Isa::avx2,                                        //
+       "layer_norm_fwd_avx2", layer_norm_forward_avx2,           //
+       "layer_norm_bwd_avx2", layer_norm_backward_avx2,          //
+       "rms_norm_fwd_avx2", rms_norm_forward_avx2,               //
+       "rms_norm_bwd_avx2", rms_norm_backward_avx2},
       {"ref", Isa::ref,                                          //
        "layer_norm_fwd_ref", layer_norm_forward_ref,             //
        "layer_norm_bwd_ref", layer_norm_backward_ref,            //

@@ -268,24 +268,24 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
   // Scales in double: g = gamma*dy, xhat = (x - mean)*rstd from the given fp32 mean/rstd.
   const double k_n = row_chain(n), k_r = column_chain(rows);
   const double u_x = unit_roundoff(c.mix.x), u_p = unit_roundoff(c.mix.param);
-  auto xhat = [&](std::int64_t e) {
-    const std::int64_t i = e / n;
-    const double m = c.rms ? 0.0 : static_cast<const float*>(k.mean.data())[i];
-    return (k.x.get(e) - m) * static_cast<const float*>(k.rstd.data())[i];
-  };
-  auto g = [&](std::int64_t e) { return k.dy.get(e) * (c.gamma ? k.gamma.get(e % n) : 1.0); };
+  std::vector<double> xhat(static_cast<std::size_t>(size)), g(static_cast<std::size_t>(size));
   std::vector<double> g1(rows, 0.0), g2(rows, 0.0), sum_dgamma(n, 0.0), sum_dbeta(n, 0.0);
   for (std::int64_t e = 0; e < size; ++e) {
-    g1[e / n] += std::fabs(g(e)) / static_cast<double>(n);
-    g2[e / n] += std::fabs(g(e) * xhat(e)) / static_cast<double>(n);
-    sum_dgamma[e % n] += std::fabs(k.dy.get(e) * xhat(e));
-    sum_dbeta[e % n] += std::fabs(k.dy.get(e));
+    const std::int64_t i = e / n, j = e % n;
+    const double m = c.rms ? 0.0 : static_cast<const float*>(k.mean.data())[i];
+    const double dy = k.dy.get(e);
+    xhat[e] = (k.x.get(e) - m) * static_cast<const float*>(k.rstd.data())[i];
+    g[e] = dy * (c.gamma ? k.gamma.get(j) : 1.0);
+    g1[i] += std::fabs(g[e]) / static_cast<double>(n);
+    g2[i] += std::fabs(g[e] * xhat[e]) / static_cast<double>(n);
+    sum_dgamma[j] += std::fabs(dy * xhat[e]);
+    sum_dbeta[j] += std::fabs(dy);
   }
   if (c.dx)
     EXPECT_TRUE(compare("dx", k.dx, ref.dx, size, [&](std::int64_t e) {
       const double r = static_cast<const float*>(k.rstd.data())[e / n];
       const double e_dx =
-          r * (k_n + 8.0) * kU * (std::fabs(g(e)) + g1[e / n] + std::fabs(xhat(e)) * g2[e / n]);
+          r * (k_n + 8.0) * kU * (std::fabs(g[e]) + g1[e / n] + std::fabs(xhat[e]) * g2[e / n]);
       return 2.0 * u_x * std::fabs(ref.dx.get(e)) + 2.0 * e_dx + subnormal_slack(c.mix.x);
     }));
   else

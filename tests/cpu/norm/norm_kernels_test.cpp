@@ -41,13 +41,15 @@ void for_each_kernel(Body body) {
   EXPECT_GE(tested, 1);
 }
 
-// The shapes: every row length with 0, 1 and 3 rows; many rows only for a few lengths.
-std::vector<std::pair<std::int64_t, std::int64_t>> shapes() {
+// The shapes: every row length with 0, 1 and 3 rows; many rows only for a few lengths (and not
+// for the reference entry, which is compared with itself: there they only cost time).
+std::vector<std::pair<std::int64_t, std::int64_t>> shapes(const cpu::NormKernel& k) {
   std::vector<std::pair<std::int64_t, std::int64_t>> s;
   for (std::int64_t n : {1, 2, 7, 15, 16, 17, 31, 64, 1000, 4096, 12288})
     for (std::int64_t rows : {0, 1, 3}) s.emplace_back(rows, n);
+  if (k.isa == Isa::ref) return s;
   for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{64, 16}, {64, 17}, {64, 1000},
-                         {1000, 7}, {1000, 64}})
+                         {1000, 7}, {1000, 16}})
     s.emplace_back(rows, n);
   return s;
 }
@@ -56,8 +58,8 @@ TEST(NormKernels, ForwardMatchesReferenceForEveryDtypeMixAndShape) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel&) {
-    for (auto [rows, n] : shapes())
+  for_each_kernel([&](const cpu::NormKernel& k) {
+    for (auto [rows, n] : shapes(k))
       for (norm_testing::Mix mix : kMixes)
         for (bool rms : {false, true})
           for (bool gamma : {false, true})
@@ -81,8 +83,8 @@ TEST(NormKernels, BackwardMatchesReferenceForEveryDtypeMixAndShape) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel&) {
-    for (auto [rows, n] : shapes())
+  for_each_kernel([&](const cpu::NormKernel& k) {
+    for (auto [rows, n] : shapes(k))
       for (norm_testing::Mix mix : kMixes)
         for (bool rms : {false, true})
           for (bool gamma : {false, true})

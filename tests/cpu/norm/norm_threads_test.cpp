@@ -21,7 +21,7 @@ TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
     SCOPED_TRACE(isa_name(isa));
     for (norm_testing::Mix mix : {norm_testing::kMixes[0], norm_testing::kMixes[2]})
       for (bool rms : {false, true})
-        for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{600, 256}, {4099, 33}}) {
+        for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{300, 256}, {2051, 33}}) {
           norm_testing::ForwardCase f;
           f.rms = rms;
           f.mix = mix;
@@ -39,10 +39,11 @@ TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
             testing::ThreadsScope threads_scope(threads);
             SCOPED_TRACE(::testing::Message() << threads << " threads");
             std::mt19937_64 rng(seed);  // same inputs for every thread count
-            // Checked against the reference once (1 thread); then only bits are compared.
-            const norm_testing::ForwardRun fk = norm_testing::check_forward(f, rng, threads == 1);
+            // The parallel path is checked against the reference once (2 threads); the other
+            // thread counts must give the same bits.
+            const norm_testing::ForwardRun fk = norm_testing::check_forward(f, rng, threads == 2);
             const norm_testing::BackwardRun bk =
-                norm_testing::check_backward(b, rng, threads == 1);
+                norm_testing::check_backward(b, rng, threads == 2);
             if (threads == 1) {
               f1 = fk;
               b1 = bk;

@@ -1,0 +1,49 @@
+// Row helpers shared by the norm ISA kernels (kernels layer, internal): the vector walk over a
+// row, row addressing, the parallel threshold. Templates over an `Ops` struct
+// (norm_ops_avx512.hpp / norm_ops_avx2.hpp); included by the *_avx512.cpp / *_avx2.cpp norm
+// files only, everything with internal linkage.
+#pragma once
+
+#include <cstdint>
+
+#include "ampkit/dtype.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+/// Below this many elements (rows * n) a call runs on the calling thread: opening an OpenMP
+/// region costs microseconds, more than the whole call for small shapes.
+constexpr std::int64_t kNormParallelMinElements = std::int64_t{1} << 16;
+
+/// Calls step(slot, i, count) over the row [0, n) in vectors of Ops::kLanes: full vectors in
+/// pairs (slots 0 and 1, two independent accumulator chains), then one more full vector (slot 0),
+/// then the tail (slot 1, count < kLanes). The order is fixed, so sums are reproducible.
+template <class Ops, class Step>
+__attribute__((always_inline)) inline void for_row(std::int64_t n, Step&& step) {
+  constexpr std::int64_t kL = Ops::kLanes;
+  std::int64_t i = 0;
+  for (; i + 2 * kL <= n; i += 2 * kL) {
+    step(0, i, kL);
+    step(1, i + kL, kL);
+  }
+  if (i + kL <= n) {
+    step(0, i, kL);
+    i += kL;
+  }
+  if (i < n) step(1, i, n - i);
+}
+
+/// Row r of a [rows, n] operand of dtype T.
+template <DType T>
+inline const void* row_ptr(const void* base, std::int64_t r, std::int64_t n) {
+  return static_cast<const char*>(base) + r * n * static_cast<std::int64_t>(dtype_size(T));
+}
+template <DType T>
+inline void* row_ptr(void* base, std::int64_t r, std::int64_t n) {
+  return static_cast<char*>(base) + r * n * static_cast<std::int64_t>(dtype_size(T));
+}
+
+inline std::int64_t min_i64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+
+}  // namespace
+}  // namespace ampkit::cpu
