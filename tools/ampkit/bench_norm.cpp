@@ -47,7 +47,8 @@ constexpr const char* kUsage =
     "  --quick        a small subset with short timing, for a smoke run\n"
     "  --no-peer      skip oneDNN\n"
     "  --json         one JSON object per line and case instead of a table\n"
-    "GB/s counts the bytes that must move (docs/PERFORMANCE.md); x copy = that rate over the\n"
+    "time = median per call, best = fastest sample; GB/s (of the median) counts the bytes that\n"
+    "must move (docs/PERFORMANCE.md); x copy = that rate over the\n"
     "copy bandwidth measured in this run with the same thread count; ratio = oneDNN ms / ampkit\n"
     "ms (> 1: ampkit faster).\n";
 
@@ -190,8 +191,9 @@ void print_json(const Row& r) {
 }
 
 void print_table_header() {
-  std::printf("%-10s %-8s %-16s %-9s %3s %10s %7s %6s %10s %6s  %s\n", "op", "pass", "shape",
-              "dtype", "thr", "time", "GB/s", "x copy", "oneDNN", "ratio", "kernel / peer note");
+  std::printf("%-10s %-8s %-16s %-9s %3s %10s %10s %7s %6s %10s %6s  %s\n", "op", "pass",
+              "shape", "dtype", "thr", "time", "best", "GB/s", "x copy", "oneDNN", "ratio",
+              "kernel / peer note");
 }
 
 void print_table_row(const Row& r) {
@@ -201,8 +203,8 @@ void print_table_row(const Row& r) {
     std::printf("error: %s\n", r.error.c_str());
     return;
   }
-  std::printf("%10s %7.1f %6.2f ", format_time(r.ampkit.median_ms).c_str(), gbps(r),
-              gbps(r) / r.copy_gbps);
+  std::printf("%10s %10s %7.1f %6.2f ", format_time(r.ampkit.median_ms).c_str(),
+              format_time(r.ampkit.min_ms).c_str(), gbps(r), gbps(r) / r.copy_gbps);
   if (r.peer)
     std::printf("%10s %6.2f  %s / %s\n", format_time(r.peer->median_ms).c_str(),
                 r.peer->median_ms / r.ampkit.median_ms, r.kernel.c_str(), r.peer_impl.c_str());
