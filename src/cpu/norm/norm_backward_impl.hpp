@@ -26,12 +26,12 @@ constexpr std::int64_t kNormBlocksPerThreadPerWave = 2;
 //   pass 2 (with kDx): dx = rstd * ((g - a) - xhat*b)
 // Without kNeedX (only dbeta requested) x, mean and rstd are not read: pdb += dy.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads>
-inline void backward_row(const void* dy, const void* x, float mean, float rstd,
+[[gnu::always_inline]] inline void backward_row(const void* dy, const void* x, float mean, float rstd,
                          const void* gamma, void* dx, float* pdg, float* pdb, std::int64_t n) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   if constexpr (!kNeedX) {
-    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       const V d = O::template load<X>(dy, i, k);
       O::template store<DType::f32>(pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d),
                                     kL);
@@ -39,17 +39,17 @@ inline void backward_row(const void* dy, const void* x, float mean, float rstd,
     return;
   } else {
     const V mv = O::set1(mean), rv = O::set1(rstd);
-    auto xhat_at = [&](std::int64_t i, std::int64_t k) {
+    auto xhat_at = [&](std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       V v = O::template load<X>(x, i, k);
       if constexpr (!kRms) v = O::sub(v, mv);
       return O::mul(v, rv);
     };
-    auto g_at = [&](std::int64_t i, std::int64_t k, V d) {
+    auto g_at = [&](std::int64_t i, std::int64_t k, V d) __attribute__((always_inline)) {
       if constexpr (kGamma) return O::mul(O::template load<P>(gamma, i, k), d);
       return d;
     };
     V sg[2] = {O::zero(), O::zero()}, sgx[2] = {O::zero(), O::zero()};
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       const V d = O::template load<X>(dy, i, k);  // lanes past the tail: 0, so g = 0 there
       const V xh = xhat_at(i, k);
       if constexpr (kDx) {
@@ -69,7 +69,7 @@ inline void backward_row(const void* dy, const void* x, float mean, float rstd,
       const float nf = static_cast<float>(n);
       const V av = O::set1(kRms ? 0.0f : O::sum(O::add(sg[0], sg[1])) / nf);
       const V bv = O::set1(O::sum(O::add(sgx[0], sgx[1])) / nf);
-      for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) {
+      for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
         const V g = g_at(i, k, O::template load<X>(dy, i, k));
         const V xh = xhat_at(i, k);
         const V t = kRms ? O::fnmadd(xh, bv, g) : O::fnmadd(xh, bv, O::sub(g, av));
@@ -91,7 +91,8 @@ void backward_rows(const NormBackwardProblem& p) {
   const std::int64_t n = p.n, rows = p.rows;
   const bool grads = p.dgamma != nullptr || p.dbeta != nullptr;
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
-  auto row = [&]<bool kDx, bool kGrads>(std::int64_t r, float* pdg, float* pdb) {
+  auto row = [&]<bool kDx, bool kGrads>(std::int64_t r, float* pdg, float* pdb)
+                  __attribute__((always_inline)) {
     backward_row<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads>(
         row_ptr<X>(p.dy, r, n), kNeedX ? row_ptr<X>(p.x, r, n) : nullptr,
         p.mean ? p.mean[r] : 0.0f, p.rstd ? p.rstd[r] : 0.0f, p.gamma,
@@ -156,7 +157,7 @@ void backward_rows(const NormBackwardProblem& p) {
   }
   // dgamma = total (+ old), rounded once to P; the same for dbeta.
   auto finish = [&](void* out, const float* sums) {
-    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       V v = O::template load<DType::f32>(sums, i, kL);
       if (p.accumulate) v = O::add(O::template load<P>(out, i, k), v);
       O::template store<P>(out, i, v, k);

@@ -21,26 +21,26 @@ namespace {
 // The row is read three times (LayerNorm) or twice (RMSNorm); after the first pass it is in
 // L1/L2, so memory sees one read of x and one write of y.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-inline void forward_row(const void* x, void* y, const void* gamma, const void* beta,
+[[gnu::always_inline]] inline void forward_row(const void* x, void* y, const void* gamma, const void* beta,
                         std::int64_t n, float eps, float* mean, float* rstd) {
   using V = typename O::V;
   const float nf = static_cast<float>(n);
   V acc[2] = {O::zero(), O::zero()};
   float m1 = 0.0f, c = 0.0f, r = 0.0f;
   if constexpr (kRms) {
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       const V v = O::template load<X>(x, i, k);
       acc[s] = O::fmadd(v, v, acc[s]);
     });
     r = 1.0f / O::sqrt(O::sum(O::add(acc[0], acc[1])) / nf + eps);
   } else {
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       acc[s] = O::add(acc[s], O::template load<X>(x, i, k));
     });
     m1 = O::sum(O::add(acc[0], acc[1])) / nf;
     const V m1v = O::set1(m1);
     V sd[2] = {O::zero(), O::zero()}, sdd[2] = {O::zero(), O::zero()};
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) {
+    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       // Lanes past the tail read 0; zero their deviation so they add nothing.
       V d = O::sub(O::template load<X>(x, i, k), m1v);
       if (k < O::kLanes) d = O::head(d, k);
@@ -57,7 +57,7 @@ inline void forward_row(const void* x, void* y, const void* gamma, const void* b
   }
   if (rstd) *rstd = r;
   const V rv = O::set1(r), m1v = O::set1(m1), cv = O::set1(c);
-  for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) {
+  for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
     V v = O::template load<X>(x, i, k);
     if constexpr (!kRms) v = O::sub(O::sub(v, m1v), cv);
     v = O::mul(v, rv);
@@ -77,7 +77,7 @@ inline void forward_row(const void* x, void* y, const void* gamma, const void* b
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 void forward_rows(const NormForwardProblem& p) {
   const std::int64_t n = p.n;
-  auto row = [&](std::int64_t r) {
+  auto row = [&](std::int64_t r) __attribute__((always_inline)) {
     forward_row<O, X, P, kRms, kGamma, kBeta>(row_ptr<X>(p.x, r, n), row_ptr<X>(p.y, r, n),
                                               p.gamma, p.beta, n, p.eps,
                                               p.mean ? p.mean + r : nullptr,

@@ -17,33 +17,33 @@ struct Avx2Ops {
   using V = __m256;
   static constexpr std::int64_t kLanes = 8;
 
-  static V zero() { return _mm256_setzero_ps(); }
-  static V set1(float a) { return _mm256_set1_ps(a); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a*b + c, one rounding
-  static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
+  [[gnu::always_inline]] static V zero() { return _mm256_setzero_ps(); }
+  [[gnu::always_inline]] static V set1(float a) { return _mm256_set1_ps(a); }
+  [[gnu::always_inline]] static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  [[gnu::always_inline]] static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  [[gnu::always_inline]] static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a*b + c, one rounding
+  [[gnu::always_inline]] static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
   /// v with the lanes from `count` on set to 0.
-  static V head(V v, std::int64_t count) {
+  [[gnu::always_inline]] static V head(V v, std::int64_t count) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
     return _mm256_and_ps(v, _mm256_castsi256_ps(keep));
   }
   /// Sum of the 8 lanes, always in the same order.
-  static float sum(V v) { return simd256::reduce_add(v); }
+  [[gnu::always_inline]] static float sum(V v) { return simd256::reduce_add(v); }
   /// Correctly rounded square root (sqrtss), the same value as std::sqrt.
-  static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
+  [[gnu::always_inline]] static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
 
   /// `count` (1..8) elements of dtype T at element i, widened; lanes past count read as 0.
   template <DType T>
-  static V load(const void* base, std::int64_t i, std::int64_t count) {
+  [[gnu::always_inline]] static V load(const void* base, std::int64_t i, std::int64_t count) {
     if (count == kLanes) return simd256::load<T>(base, i);
     return simd256::load_partial<T>(base, i, count);
   }
   /// Rounds to T and stores the first `count` (1..8) lanes at element i.
   template <DType T>
-  static void store(void* base, std::int64_t i, V v, std::int64_t count) {
+  [[gnu::always_inline]] static void store(void* base, std::int64_t i, V v, std::int64_t count) {
     if (count == kLanes) {
       simd256::store<T>(base, i, v);
     } else {

@@ -17,20 +17,20 @@ struct Avx512Ops {
   using V = __m512;
   static constexpr std::int64_t kLanes = 16;
 
-  static V zero() { return _mm512_setzero_ps(); }
-  static V set1(float a) { return _mm512_set1_ps(a); }
-  static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
-  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a*b + c, one rounding
-  static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
+  [[gnu::always_inline]] static V zero() { return _mm512_setzero_ps(); }
+  [[gnu::always_inline]] static V set1(float a) { return _mm512_set1_ps(a); }
+  [[gnu::always_inline]] static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  [[gnu::always_inline]] static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  [[gnu::always_inline]] static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a*b + c, one rounding
+  [[gnu::always_inline]] static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
   /// v with the lanes from `count` on set to 0.
-  static V head(V v, std::int64_t count) {
+  [[gnu::always_inline]] static V head(V v, std::int64_t count) {
     return _mm512_maskz_mov_ps(simd512::tail_mask(count), v);
   }
   /// Sum of the 16 lanes, always in the same order.
   /// (Not _mm512_reduce_add_ps: GCC 12's version warns about its own undefined vectors.)
-  static float sum(V v) {
+  [[gnu::always_inline]] static float sum(V v) {
     const __m512 halves = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));  // lo+hi 256 bits
     const __m256 h = _mm512_maskz_extractf32x8_ps(0xff, halves, 0);
     __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
@@ -39,17 +39,17 @@ struct Avx512Ops {
     return _mm_cvtss_f32(q);
   }
   /// Correctly rounded square root (vsqrtss), the same value as std::sqrt.
-  static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
+  [[gnu::always_inline]] static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
 
   /// `count` (1..16) elements of dtype T at element i, widened; lanes past count read as 0.
   template <DType T>
-  static V load(const void* base, std::int64_t i, std::int64_t count) {
+  [[gnu::always_inline]] static V load(const void* base, std::int64_t i, std::int64_t count) {
     if (count == kLanes) return simd512::load<T>(base, i);
     return simd512::load_masked<T>(base, i, simd512::tail_mask(count));
   }
   /// Rounds to T and stores the first `count` (1..16) lanes at element i.
   template <DType T>
-  static void store(void* base, std::int64_t i, V v, std::int64_t count) {
+  [[gnu::always_inline]] static void store(void* base, std::int64_t i, V v, std::int64_t count) {
     if (count == kLanes) {
       simd512::store<T>(base, i, v);
     } else {

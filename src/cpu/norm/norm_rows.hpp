@@ -19,7 +19,7 @@ constexpr std::int64_t kNormParallelMinElements = std::int64_t{1} << 16;
 /// pairs (slots 0 and 1, two independent accumulator chains), then one more full vector (slot 0),
 /// then the tail (slot 1, count < kLanes). The order is fixed, so sums are reproducible.
 template <class Ops, class Step>
-__attribute__((always_inline)) inline void for_row(std::int64_t n, Step&& step) {
+[[gnu::always_inline]] inline void for_row(std::int64_t n, Step&& step) {
   constexpr std::int64_t kL = Ops::kLanes;
   std::int64_t i = 0;
   for (; i + 2 * kL <= n; i += 2 * kL) {
