@@ -271,11 +271,11 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
   }
 
-  // Blocking: an MC x k block of packed A stays in L2 (1 MiB per core) while NC columns of B
+  // Blocking: an MC x k block of packed A (<= 512 KiB) stays in L2 (1 MiB per core) while NC columns of B
   // stream past it; blocks are split further until both threads have several.
   const std::int64_t threads = imax(1, ampkit::num_threads());
   const std::int64_t sliver_bytes = imax(1, kp * MR * static_cast<std::int64_t>(sizeof(Packed)));
-  std::int64_t mc = imax(1, imin(16, (384 * 1024) / sliver_bytes));  // in A slivers
+  std::int64_t mc = imax(1, imin(16, (512 * 1024) / sliver_bytes));  // in A slivers
   std::int64_t nc = 32;                                               // in B slivers
   mc = imin(mc, imax(1, m_slivers));
   nc = imin(nc, imax(1, n_slivers));
@@ -320,10 +320,11 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   if (p.bias_grad == GemmBiasGrad::none) return;
   double* totals = reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes);
   if (row_sums) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      double t = 0.0;
-      for (std::int64_t js = 0; js < n_slivers; ++js) t += partials[js * m_padded + i];
-      totals[i] = t;
+    // totals[i] = sum over slivers js, in js order, of partials[js][i] (sequential reads).
+    for (std::int64_t i = 0; i < m; ++i) totals[i] = 0.0;
+    for (std::int64_t js = 0; js < n_slivers; ++js) {
+      const float* row = partials + js * m_padded;
+      for (std::int64_t i = 0; i < m; ++i) totals[i] += row[i];
     }
   } else {
     gemm_operand_sums(p, totals);

@@ -27,11 +27,11 @@ struct Bf16Avx512 : IoAvx512 {
       const __m512bh a0 = reinterpret_cast<__m512bh>(_mm512_loadu_si512(a));
       const __m512bh a1 = reinterpret_cast<__m512bh>(_mm512_loadu_si512(a + 32));
       _mm_prefetch(reinterpret_cast<const char*>(a + 1024), _MM_HINT_T0);
-      std::int32_t pairs[12];
-      __builtin_memcpy(pairs, b, sizeof(pairs));
 #pragma GCC unroll 12
       for (int j = 0; j < 12; ++j) {
-        const __m512bh bj = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pairs[j]));
+        std::int32_t pair;
+        __builtin_memcpy(&pair, b + 2 * j, sizeof(pair));
+        const __m512bh bj = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
         c0[j] = _mm512_dpbf16_ps(c0[j], a0, bj);
         c1[j] = _mm512_dpbf16_ps(c1[j], a1, bj);
       }
