@@ -201,7 +201,9 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
   alignas(64) float sums[MR];
   alignas(64) float other[MR];
-  for (std::int64_t i = 0; i < MR; ++i) sums[i] = 0.0f;
+  for (std::int64_t i = 0; i < MR; ++i) sums[i] = other[i] = 0.0f;
+  // Rows >= mv of a tile are padding: computed (whole-MR loops vectorize without remainders)
+  // but never stored; the bias-gradient partials of rows >= m are never read.
   const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
   const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
   const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
@@ -226,13 +228,13 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
     if constexpr (Act::kReadsAux) {
       T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, mv,
                   other);
-      Act::apply(x, other, mv);
+      Act::apply(x, other, MR);
     } else {
-      Act::apply(x, nullptr, mv);
+      Act::apply(x, nullptr, MR);
     }
     if (row_sums) {
 #pragma omp simd
-      for (std::int64_t i = 0; i < mv; ++i) sums[i] += x[i];
+      for (std::int64_t i = 0; i < MR; ++i) sums[i] += x[i];
     }
     store_output<T>(static_cast<unsigned char*>(a.d) + (i0 + col * a.ldd) * dsize, a.d_dtype, x, mv, p.flush,
                     subnormal_outputs);
