@@ -19,62 +19,82 @@ constexpr std::int64_t kNormCombineChunk = 512;
 // scratch; the result does not depend on it).
 constexpr std::int64_t kNormBlocksPerThreadPerWave = 2;
 
-// One row. dy, x, dx: [n] of dtype X; gamma: [n] of dtype P; mean, rstd: this row's values.
-// With g = gamma*dy and xhat = (x - mean)*rstd (mean = 0 for RMSNorm):
+// kR rows (q-th at row_ptr(.., q, n)). dy, x, dx: [kR, n] of dtype X; gamma: [n] of dtype P;
+// mean, rstd: [kR]. With g = gamma*dy and xhat = (x - mean)*rstd (mean = 0 for RMSNorm):
 //   pass 1: a = sum(g)/n (LayerNorm), b = sum(g*xhat)/n;
-//           with kGrads: pdg += dy*xhat, pdb += dy (fp32 block partials, padded to whole vectors)
-//   pass 2 (with kDx): dx = rstd * ((g - a) - xhat*b)
+//           with kGrads: pdg += dy*xhat, pdb += dy (fp32 block partials padded to whole vectors;
+//           rows in order)
+//   pass 2 (with kDx): dx = rstd*((g - a) - xhat*b), computed as
+//           g*rstd - ((x - mean)*(rstd*rstd*b) + rstd*a)
+// Each pass runs for all kR rows before the next, so short rows' latency chains overlap.
 // Without kNeedX (only dbeta requested) x, mean and rstd are not read: pdb += dy.
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads>
-[[gnu::always_inline]] inline void backward_row(const void* dy, const void* x, float mean, float rstd,
-                         const void* gamma, void* dx, float* pdg, float* pdb, std::int64_t n) {
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads,
+          int kR>
+[[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x,
+                                                      const float* mean, const float* rstd,
+                                                      const void* gamma, void* dx, float* pdg,
+                                                      float* pdb, std::int64_t n, float inv_n) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   if constexpr (!kNeedX) {
-    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      const V d = O::template load<X>(dy, i, k);
-      O::template store<DType::f32>(pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d),
-                                    kL);
-    });
-    return;
+#pragma GCC unroll 8
+    for (int q = 0; q < kR; ++q) {
+      const void* dyq = row_ptr<X>(dy, q, n);
+      for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        const V d = O::template load<X>(dyq, i, k);
+        O::template store<DType::f32>(
+            pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
+      });
+    }
   } else {
-    const V mv = O::set1(mean), rv = O::set1(rstd);
-    auto xhat_at = [&](std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      V v = O::template load<X>(x, i, k);
-      if constexpr (!kRms) v = O::sub(v, mv);
-      return O::mul(v, rv);
-    };
     auto g_at = [&](std::int64_t i, std::int64_t k, V d) __attribute__((always_inline)) {
       if constexpr (kGamma) return O::mul(O::template load<P>(gamma, i, k), d);
       return d;
     };
-    V sg[2] = {O::zero(), O::zero()}, sgx[2] = {O::zero(), O::zero()};
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      const V d = O::template load<X>(dy, i, k);  // lanes past the tail: 0, so g = 0 there
-      const V xh = xhat_at(i, k);
-      if constexpr (kDx) {
-        const V g = g_at(i, k, d);
-        if constexpr (!kRms) sg[s] = O::add(sg[s], g);
-        sgx[s] = O::fmadd(g, xh, sgx[s]);
-      }
-      if constexpr (kGrads) {
-        O::template store<DType::f32>(
-            pdg, i, O::fmadd(d, xh, O::template load<DType::f32>(pdg, i, kL)), kL);
-        if constexpr (!kRms)
+    V sg[kR][2], sgx[kR][2];
+#pragma GCC unroll 8
+    for (int q = 0; q < kR; ++q) {
+      const void* dyq = row_ptr<X>(dy, q, n);
+      const void* xq = row_ptr<X>(x, q, n);
+      const V mv = O::set1(kRms ? 0.0f : mean[q]), rv = O::set1(rstd[q]);
+      sg[q][0] = sg[q][1] = sgx[q][0] = sgx[q][1] = O::zero();
+      for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        const V d = O::template load<X>(dyq, i, k);  // lanes past the tail: 0, so g = 0 there
+        V xh = O::template load<X>(xq, i, k);
+        if constexpr (!kRms) xh = O::sub(xh, mv);
+        xh = O::mul(xh, rv);
+        if constexpr (kDx) {
+          const V g = g_at(i, k, d);
+          if constexpr (!kRms) sg[q][s] = O::add(sg[q][s], g);
+          sgx[q][s] = O::fmadd(g, xh, sgx[q][s]);
+        }
+        if constexpr (kGrads) {
           O::template store<DType::f32>(
-              pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
-      }
-    });
-    if constexpr (kDx) {
-      const float nf = static_cast<float>(n);
-      const V av = O::set1(kRms ? 0.0f : O::sum(O::add(sg[0], sg[1])) / nf);
-      const V bv = O::set1(O::sum(O::add(sgx[0], sgx[1])) / nf);
-      for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-        const V g = g_at(i, k, O::template load<X>(dy, i, k));
-        const V xh = xhat_at(i, k);
-        const V t = kRms ? O::fnmadd(xh, bv, g) : O::fnmadd(xh, bv, O::sub(g, av));
-        O::template store<X>(dx, i, O::mul(rv, t), k);
+              pdg, i, O::fmadd(d, xh, O::template load<DType::f32>(pdg, i, kL)), kL);
+          if constexpr (!kRms)
+            O::template store<DType::f32>(
+                pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
+        }
       });
+    }
+    if constexpr (kDx) {
+#pragma GCC unroll 8
+      for (int q = 0; q < kR; ++q) {
+        const void* dyq = row_ptr<X>(dy, q, n);
+        const void* xq = row_ptr<X>(x, q, n);
+        void* dxq = row_ptr<X>(dx, q, n);
+        const float r = rstd[q];
+        const float a = kRms ? 0.0f : O::sum(O::add(sg[q][0], sg[q][1])) * inv_n;
+        const float b = O::sum(O::add(sgx[q][0], sgx[q][1])) * inv_n;
+        const V rv = O::set1(r), mv = O::set1(kRms ? 0.0f : mean[q]);
+        const V c2 = O::set1(r * r * b), c1 = O::set1(r * a);
+        for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+          const V g = g_at(i, k, O::template load<X>(dyq, i, k));
+          V xm = O::template load<X>(xq, i, k);
+          const V t = kRms ? O::mul(xm, c2) : O::fmadd(O::sub(xm, mv), c2, c1);
+          O::template store<X>(dxq, i, O::fmsub(g, rv, t), k);
+        });
+      }
     }
   }
 }
@@ -91,19 +111,37 @@ void backward_rows(const NormBackwardProblem& p) {
   const std::int64_t n = p.n, rows = p.rows;
   const bool grads = p.dgamma != nullptr || p.dbeta != nullptr;
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
-  auto row = [&]<bool kDx, bool kGrads>(std::int64_t r, float* pdg, float* pdb)
-                  __attribute__((always_inline)) {
-    backward_row<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads>(
-        row_ptr<X>(p.dy, r, n), kNeedX ? row_ptr<X>(p.x, r, n) : nullptr,
-        p.mean ? p.mean[r] : 0.0f, p.rstd ? p.rstd[r] : 0.0f, p.gamma,
-        kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n);
+  const float inv_n = 1.0f / static_cast<float>(n);
+  // Rows [r0, r0 + kR).
+  auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb)
+                     __attribute__((always_inline)) {
+    backward_row_group<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads, kR>(
+        row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr,
+        p.mean ? p.mean + r0 : nullptr, p.rstd ? p.rstd + r0 : nullptr, p.gamma,
+        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n);
+  };
+  // Rows [begin, end): groups of kNormRowGroup when rows are short, then the rest one by one.
+  auto row_range = [&]<bool kDx, bool kGrads>(std::int64_t begin, std::int64_t end, float* pdg,
+                                              float* pdb) __attribute__((always_inline)) {
+    std::int64_t r = begin;
+    if (n <= kNormShortRow)
+      for (; r + kNormRowGroup <= end; r += kNormRowGroup)
+        rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb);
+    for (; r < end; ++r) rows_at.template operator()<kDx, kGrads, 1>(r, pdg, pdb);
   };
   if (!grads) {
+    // Independent rows, a static split in groups of kNormRowGroup rows.
+    const std::int64_t groups = (rows + kNormRowGroup - 1) / kNormRowGroup;
+    auto group = [&](std::int64_t g) __attribute__((always_inline)) {
+      row_range.template operator()<true, false>(g * kNormRowGroup,
+                                                 min_i64(rows, (g + 1) * kNormRowGroup),
+                                                 nullptr, nullptr);
+    };
     if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)
-      for (std::int64_t r = 0; r < rows; ++r) row.template operator()<true, false>(r, nullptr, nullptr);
+      for (std::int64_t g = 0; g < groups; ++g) group(g);
     } else {
-      for (std::int64_t r = 0; r < rows; ++r) row.template operator()<true, false>(r, nullptr, nullptr);
+      for (std::int64_t g = 0; g < groups; ++g) group(g);
     }
     return;
   }
@@ -120,13 +158,11 @@ void backward_rows(const NormBackwardProblem& p) {
     float* pdb = pdg + stride;
     for (std::int64_t j = 0; j < 2 * stride; j += kL)
       O::template store<DType::f32>(pdg, j, O::zero(), kL);
-    const std::int64_t end = min_i64(rows, (b + 1) * kNormRowBlock);
-    for (std::int64_t r = b * kNormRowBlock; r < end; ++r) {
-      if (dx) {
-        row.template operator()<true, true>(r, pdg, pdb);
-      } else {
-        row.template operator()<false, true>(r, pdg, pdb);
-      }
+    const std::int64_t begin = b * kNormRowBlock, end = min_i64(rows, begin + kNormRowBlock);
+    if (dx) {
+      row_range.template operator()<true, true>(begin, end, pdg, pdb);
+    } else {
+      row_range.template operator()<false, true>(begin, end, pdg, pdb);
     }
   };
   // total[j] += partial_0[j] + ... in slot (= block) order, for columns of chunk c.

@@ -12,55 +12,76 @@
 namespace ampkit::cpu {
 namespace {
 
-// One row. x, y: [n] of dtype X; gamma, beta: [n] of dtype P (used when kGamma / kBeta).
+// Per-row statistics: LayerNorm uses m1, c and r; RMSNorm only r.
+struct RowStats {
+  float m1 = 0.0f, c = 0.0f, r = 0.0f;
+};
+
+// kR rows at a time, x: [kR, n] of dtype X (rows q at row_ptr(x, q, n)). Each stage runs for all
+// kR rows before the next, so the latency chains of short rows (horizontal sums, division,
+// square root) overlap; each row's arithmetic is the same for any kR.
 // LayerNorm, corrected two-pass in fp32:
 //   m1 = sum(x)/n; d = x - m1; sd = sum(d); sdd = sum(d*d); c = sd/n;
-//   var = (sdd - sd*c)/n; rstd = 1/sqrt(var + eps); mean = m1 + c;
-//   y = ((x - m1) - c) * rstd * gamma + beta
-// RMSNorm: rstd = 1/sqrt(sum(x*x)/n + eps); y = x * rstd * gamma.
-// The row is read three times (LayerNorm) or twice (RMSNorm); after the first pass it is in
-// L1/L2, so memory sees one read of x and one write of y.
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-[[gnu::always_inline]] inline void forward_row(const void* x, void* y, const void* gamma, const void* beta,
-                        std::int64_t n, float eps, float* mean, float* rstd) {
+//   var = (sdd - sd*c)/n; rstd = 1/sqrt(var + eps); mean = m1 + c
+// RMSNorm: rstd = 1/sqrt(sum(x*x)/n + eps). ("/n" is a multiplication by the fp32 1/n.)
+template <class O, DType X, bool kRms, int kR>
+[[gnu::always_inline]] inline void row_stats(const void* x, std::int64_t n, float inv_n,
+                                             float eps, RowStats* st) {
   using V = typename O::V;
-  const float nf = static_cast<float>(n);
-  V acc[2] = {O::zero(), O::zero()};
-  float m1 = 0.0f, c = 0.0f, r = 0.0f;
-  if constexpr (kRms) {
+  V acc[kR][2];
+#pragma GCC unroll 8
+  for (int q = 0; q < kR; ++q) {
+    const void* xq = row_ptr<X>(x, q, n);
+    acc[q][0] = acc[q][1] = O::zero();
     for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      const V v = O::template load<X>(x, i, k);
-      acc[s] = O::fmadd(v, v, acc[s]);
+      const V v = O::template load<X>(xq, i, k);
+      acc[q][s] = kRms ? O::fmadd(v, v, acc[q][s]) : O::add(acc[q][s], v);
     });
-    r = 1.0f / O::sqrt(O::sum(O::add(acc[0], acc[1])) / nf + eps);
-  } else {
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      acc[s] = O::add(acc[s], O::template load<X>(x, i, k));
-    });
-    m1 = O::sum(O::add(acc[0], acc[1])) / nf;
-    const V m1v = O::set1(m1);
-    V sd[2] = {O::zero(), O::zero()}, sdd[2] = {O::zero(), O::zero()};
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      // Lanes past the tail read 0; zero their deviation so they add nothing.
-      V d = O::sub(O::template load<X>(x, i, k), m1v);
-      if (k < O::kLanes) d = O::head(d, k);
-      sd[s] = O::add(sd[s], d);
-      sdd[s] = O::fmadd(d, d, sdd[s]);
-    });
-    const float sum_d = O::sum(O::add(sd[0], sd[1]));
-    const float sum_dd = O::sum(O::add(sdd[0], sdd[1]));
-    c = sum_d / nf;
-    float var = (sum_dd - sum_d * c) / nf;
-    if (var < 0.0f) var = 0.0f;  // rounding only; NaN stays NaN
-    r = 1.0f / O::sqrt(var + eps);
-    if (mean) *mean = m1 + c;
   }
-  if (rstd) *rstd = r;
-  const V rv = O::set1(r), m1v = O::set1(m1), cv = O::set1(c);
+  if constexpr (kRms) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kR; ++q)
+      st[q].r = 1.0f / O::sqrt(O::sum(O::add(acc[q][0], acc[q][1])) * inv_n + eps);
+  } else {
+    V sd[kR][2], sdd[kR][2];
+#pragma GCC unroll 8
+    for (int q = 0; q < kR; ++q) {
+      const void* xq = row_ptr<X>(x, q, n);
+      st[q].m1 = O::sum(O::add(acc[q][0], acc[q][1])) * inv_n;
+      const V m1v = O::set1(st[q].m1);
+      sd[q][0] = sd[q][1] = sdd[q][0] = sdd[q][1] = O::zero();
+      for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        // Lanes past the tail read 0; zero their deviation so they add nothing.
+        V d = O::sub(O::template load<X>(xq, i, k), m1v);
+        if (k < O::kLanes) d = O::head(d, k);
+        sd[q][s] = O::add(sd[q][s], d);
+        sdd[q][s] = O::fmadd(d, d, sdd[q][s]);
+      });
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < kR; ++q) {
+      const float sum_d = O::sum(O::add(sd[q][0], sd[q][1]));
+      const float sum_dd = O::sum(O::add(sdd[q][0], sdd[q][1]));
+      st[q].c = sum_d * inv_n;
+      float var = (sum_dd - sum_d * st[q].c) * inv_n;
+      if (var < 0.0f) var = 0.0f;  // rounding only; NaN stays NaN
+      st[q].r = 1.0f / O::sqrt(var + eps);
+    }
+  }
+}
+
+// One row: y = ((x - m1) - c) * rstd * gamma + beta, computed as
+// fma(x - m1, rstd, -(c*rstd)) * gamma + beta (RMSNorm: x * rstd * gamma).
+// x, y: [n] of dtype X; gamma, beta: [n] of dtype P (used when kGamma / kBeta).
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
+[[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma,
+                                                 const void* beta, std::int64_t n,
+                                                 const RowStats& st) {
+  using V = typename O::V;
+  const V rv = O::set1(st.r), m1v = O::set1(st.m1), ncr = O::set1(-(st.c * st.r));
   for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
     V v = O::template load<X>(x, i, k);
-    if constexpr (!kRms) v = O::sub(O::sub(v, m1v), cv);
-    v = O::mul(v, rv);
+    v = kRms ? O::mul(v, rv) : O::fmadd(O::sub(v, m1v), rv, ncr);
     if constexpr (kGamma && kBeta) {
       v = O::fmadd(v, O::template load<P>(gamma, i, k), O::template load<P>(beta, i, k));
     } else if constexpr (kGamma) {
@@ -72,24 +93,49 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
   });
 }
 
+// kR rows starting at row r0: statistics, then y, mean and rstd. After the first pass a row is
+// in L1/L2, so memory sees one read of x and one write of y.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
+[[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p,
+                                                     std::int64_t r0, float inv_n) {
+  const std::int64_t n = p.n;
+  RowStats st[kR];
+  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), n, inv_n, p.eps, st);
+#pragma GCC unroll 8
+  for (int q = 0; q < kR; ++q) {
+    normalize_row<O, X, P, kRms, kGamma, kBeta>(row_ptr<X>(p.x, r0 + q, n),
+                                                row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n,
+                                                st[q]);
+    if (!kRms && p.mean) p.mean[r0 + q] = st[q].m1 + st[q].c;
+    if (p.rstd) p.rstd[r0 + q] = st[q].r;
+  }
+}
+
 // All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
-// when the call is large enough, else a plain loop on the calling thread.
+// when the call is large enough, else a plain loop on the calling thread. Short rows go in
+// groups of kNormRowGroup (whole groups only; the rest one by one).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 void forward_rows(const NormForwardProblem& p) {
-  const std::int64_t n = p.n;
-  auto row = [&](std::int64_t r) __attribute__((always_inline)) {
-    forward_row<O, X, P, kRms, kGamma, kBeta>(row_ptr<X>(p.x, r, n), row_ptr<X>(p.y, r, n),
-                                              p.gamma, p.beta, n, p.eps,
-                                              p.mean ? p.mean + r : nullptr,
-                                              p.rstd ? p.rstd + r : nullptr);
+  const std::int64_t n = p.n, rows = p.rows;
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
+  const std::int64_t groups = rows / group;
+  auto run = [&](std::int64_t g) __attribute__((always_inline)) {
+    if (group == kNormRowGroup) {
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(p, g * group, inv_n);
+    } else {
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n);
+    }
   };
-  const int threads = p.rows >= 2 && p.rows * n >= kNormParallelMinElements ? num_threads() : 1;
+  const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t r = 0; r < p.rows; ++r) row(r);
+    for (std::int64_t g = 0; g < groups; ++g) run(g);
   } else {
-    for (std::int64_t r = 0; r < p.rows; ++r) row(r);
+    for (std::int64_t g = 0; g < groups; ++g) run(g);
   }
+  for (std::int64_t r = groups * group; r < rows; ++r)
+    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, r, inv_n);
 }
 
 // The one place where the runtime dtypes and the presence of gamma/beta become template

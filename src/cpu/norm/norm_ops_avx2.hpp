@@ -23,6 +23,7 @@ struct Avx2Ops {
   [[gnu::always_inline]] static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   [[gnu::always_inline]] static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a*b + c, one rounding
+  [[gnu::always_inline]] static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }  // a*b - c
   [[gnu::always_inline]] static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
   /// v with the lanes from `count` on set to 0.
   [[gnu::always_inline]] static V head(V v, std::int64_t count) {

@@ -15,6 +15,11 @@ namespace {
 /// region costs microseconds, more than the whole call for small shapes.
 constexpr std::int64_t kNormParallelMinElements = std::int64_t{1} << 16;
 
+/// Rows of at most kNormShortRow elements are processed kNormRowGroup at a time, each stage for
+/// all rows of the group before the next, so that their latency chains overlap.
+constexpr std::int64_t kNormShortRow = 64;
+constexpr int kNormRowGroup = 4;
+
 /// Calls step(slot, i, count) over the row [0, n) in vectors of Ops::kLanes: full vectors in
 /// pairs (slots 0 and 1, two independent accumulator chains), then one more full vector (slot 0),
 /// then the tail (slot 1, count < kLanes). The order is fixed, so sums are reproducible.
