@@ -33,7 +33,8 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
 [[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x,
                                                       const float* mean, const float* rstd,
                                                       const void* gamma, void* dx, float* pdg,
-                                                      float* pdb, std::int64_t n, float inv_n) {
+                                                      float* pdb, std::int64_t n, float inv_n,
+                                                      std::int64_t rows_after) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   if constexpr (!kNeedX) {
@@ -88,7 +89,15 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
         const float b = O::sum(O::add(sgx[q][0], sgx[q][1])) * inv_n;
         const V rv = O::set1(r), mv = O::set1(kRms ? 0.0f : mean[q]);
         const V c2 = O::set1(r * r * b), c1 = O::set1(r * a);
+        // Long rows: prefetch the next row of x and dy while this one is computed from cache.
+        const bool prefetch = kR == 1 && rows_after > 0;
+        const void* dy_next = row_ptr<X>(dy, 1, n);
+        const void* x_next = row_ptr<X>(x, 1, n);
         for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+          if (prefetch) {
+            O::prefetch(dy_next, i * static_cast<std::int64_t>(dtype_size(X)));
+            O::prefetch(x_next, i * static_cast<std::int64_t>(dtype_size(X)));
+          }
           const V g = g_at(i, k, O::template load<X>(dyq, i, k));
           V xm = O::template load<X>(xq, i, k);
           const V t = kRms ? O::mul(xm, c2) : O::fmadd(O::sub(xm, mv), c2, c1);
@@ -118,7 +127,7 @@ void backward_rows(const NormBackwardProblem& p) {
     backward_row_group<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads, kR>(
         row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr,
         p.mean ? p.mean + r0 : nullptr, p.rstd ? p.rstd + r0 : nullptr, p.gamma,
-        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n);
+        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n, rows - r0 - kR);
   };
   // Rows [begin, end): groups of kNormRowGroup when rows are short, then the rest one by one.
   auto row_range = [&]<bool kDx, bool kGrads>(std::int64_t begin, std::int64_t end, float* pdg,

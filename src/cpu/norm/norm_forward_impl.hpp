@@ -26,7 +26,7 @@ struct RowStats {
 // RMSNorm: rstd = 1/sqrt(sum(x*x)/n + eps). ("/n" is a multiplication by the fp32 1/n.)
 template <class O, DType X, bool kRms, int kR>
 [[gnu::always_inline]] inline void row_stats(const void* x, std::int64_t n, float inv_n,
-                                             float eps, RowStats* st) {
+                                             float eps, RowStats* st, const void* next) {
   using V = typename O::V;
   V acc[kR][2];
 #pragma GCC unroll 8
@@ -54,6 +54,7 @@ template <class O, DType X, bool kRms, int kR>
         // Lanes past the tail read 0; zero their deviation so they add nothing.
         V d = O::sub(O::template load<X>(xq, i, k), m1v);
         if (k < O::kLanes) d = O::head(d, k);
+        if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
         sd[q][s] = O::add(sd[q][s], d);
         sdd[q][s] = O::fmadd(d, d, sdd[q][s]);
       });
@@ -72,14 +73,17 @@ template <class O, DType X, bool kRms, int kR>
 
 // One row: y = ((x - m1) - c) * rstd * gamma + beta, computed as
 // fma(x - m1, rstd, -(c*rstd)) * gamma + beta (RMSNorm: x * rstd * gamma).
-// x, y: [n] of dtype X; gamma, beta: [n] of dtype P (used when kGamma / kBeta).
+// x, y: [n] of dtype X; gamma, beta: [n] of dtype P (used when kGamma / kBeta). `next` (the
+// next row of x, or null) is prefetched meanwhile, so memory keeps streaming while this row is
+// computed from cache.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 [[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma,
                                                  const void* beta, std::int64_t n,
-                                                 const RowStats& st) {
+                                                 const RowStats& st, const void* next) {
   using V = typename O::V;
   const V rv = O::set1(st.r), m1v = O::set1(st.m1), ncr = O::set1(-(st.c * st.r));
   for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+    if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
     V v = O::template load<X>(x, i, k);
     v = kRms ? O::mul(v, rv) : O::fmadd(O::sub(v, m1v), rv, ncr);
     if constexpr (kGamma && kBeta) {
@@ -100,12 +104,14 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
                                                      std::int64_t r0, float inv_n) {
   const std::int64_t n = p.n;
   RowStats st[kR];
-  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), n, inv_n, p.eps, st);
+  // Long rows (kR = 1) prefetch the next row while working on this one from cache.
+  const void* next = kR == 1 && r0 + 1 < p.rows ? row_ptr<X>(p.x, r0 + 1, n) : nullptr;
+  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), n, inv_n, p.eps, st, next);
 #pragma GCC unroll 8
   for (int q = 0; q < kR; ++q) {
     normalize_row<O, X, P, kRms, kGamma, kBeta>(row_ptr<X>(p.x, r0 + q, n),
                                                 row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n,
-                                                st[q]);
+                                                st[q], next);
     if (!kRms && p.mean) p.mean[r0 + q] = st[q].m1 + st[q].c;
     if (p.rstd) p.rstd[r0 + q] = st[q].r;
   }

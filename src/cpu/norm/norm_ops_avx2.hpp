@@ -36,6 +36,10 @@ struct Avx2Ops {
   /// Correctly rounded square root (sqrtss), the same value as std::sqrt.
   [[gnu::always_inline]] static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
 
+  /// Hints the cache line holding byte `offset` of `base` into L1 (never faults).
+  [[gnu::always_inline]] static void prefetch(const void* base, std::int64_t offset) {
+    _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
+  }
   /// `count` (1..8) elements of dtype T at element i, widened; lanes past count read as 0.
   template <DType T>
   [[gnu::always_inline]] static V load(const void* base, std::int64_t i, std::int64_t count) {
