@@ -3,6 +3,7 @@
 // Read by norm_front_end.cpp and the tests.
 #include "cpu/norm/norm_kernels.hpp"
 
+#include <atomic>
 #include <new>
 
 #include "ampkit/error.hpp"
@@ -14,17 +15,22 @@ namespace cpu {
 
 std::span<const NormKernel> norm_kernels() {
   static const NormKernel kernels[] = {
-      {"avx512", Isa::avx512,                                    //
+      {"avx512bf16", Isa::avx512, true,                          //
+       "layer_norm_fwd_avx512bf16", layer_norm_forward_avx512bf16,   //
+       "layer_norm_bwd_avx512bf16", layer_norm_backward_avx512bf16,  //
+       "rms_norm_fwd_avx512bf16", rms_norm_forward_avx512bf16,       //
+       "rms_norm_bwd_avx512bf16", rms_norm_backward_avx512bf16},
+      {"avx512", Isa::avx512, false,                                  //
        "layer_norm_fwd_avx512", layer_norm_forward_avx512,       //
        "layer_norm_bwd_avx512", layer_norm_backward_avx512,      //
        "rms_norm_fwd_avx512", rms_norm_forward_avx512,           //
        "rms_norm_bwd_avx512", rms_norm_backward_avx512},
-      {"avx2", Isa::avx2,                                        //
+      {"avx2", Isa::avx2, false,                                      //
        "layer_norm_fwd_avx2", layer_norm_forward_avx2,           //
        "layer_norm_bwd_avx2", layer_norm_backward_avx2,          //
        "rms_norm_fwd_avx2", rms_norm_forward_avx2,               //
        "rms_norm_bwd_avx2", rms_norm_backward_avx2},
-      {"ref", Isa::ref,                                          //
+      {"ref", Isa::ref, false,                                       //
        "layer_norm_fwd_ref", layer_norm_forward_ref,             //
        "layer_norm_bwd_ref", layer_norm_backward_ref,            //
        "rms_norm_fwd_ref", rms_norm_forward_ref,                 //
@@ -33,12 +39,20 @@ std::span<const NormKernel> norm_kernels() {
   return kernels;
 }
 
+namespace {
+std::atomic<const NormKernel*> g_forced{nullptr};
+}  // namespace
+
 const NormKernel& selected_norm_kernel() {
+  if (const NormKernel* forced = g_forced.load(std::memory_order_relaxed)) return *forced;
   const std::span<const NormKernel> kernels = norm_kernels();
   for (const NormKernel& k : kernels)
-    if (kernel_usable(k.isa, false)) return k;
+    if (kernel_usable(k.isa, k.needs_bf16_instructions)) return k;
   return kernels.back();
 }
+
+ForcedNormKernel::ForcedNormKernel(const NormKernel& k) : previous_(g_forced.exchange(&k)) {}
+ForcedNormKernel::~ForcedNormKernel() { g_forced.store(previous_); }
 
 namespace {
 

@@ -56,8 +56,9 @@ using NormBackwardFn = void (*)(const NormBackwardProblem&);
 
 /// One implementation of the four operations for one ISA; every entry supports every dtype mix.
 struct NormKernel {
-  const char* name;  // "avx512", "avx2", "ref"
+  const char* name;  // "avx512bf16", "avx512", "avx2", "ref"
   Isa isa;
+  bool needs_bf16_instructions;  // AVX512_BF16 (vcvtneps2bf16 for bf16 outputs)
   const char* layer_forward_name;
   NormForwardFn layer_forward;
   const char* layer_backward_name;
@@ -78,6 +79,11 @@ void layer_norm_backward_avx2(const NormBackwardProblem& p);
 void rms_norm_forward_avx2(const NormForwardProblem& p);
 void rms_norm_backward_avx2(const NormBackwardProblem& p);
 
+void layer_norm_forward_avx512bf16(const NormForwardProblem& p);
+void layer_norm_backward_avx512bf16(const NormBackwardProblem& p);
+void rms_norm_forward_avx512bf16(const NormForwardProblem& p);
+void rms_norm_backward_avx512bf16(const NormBackwardProblem& p);
+
 void layer_norm_forward_avx512(const NormForwardProblem& p);
 void layer_norm_backward_avx512(const NormBackwardProblem& p);
 void rms_norm_forward_avx512(const NormForwardProblem& p);
@@ -86,8 +92,22 @@ void rms_norm_backward_avx512(const NormBackwardProblem& p);
 /// All norm kernels, best first, the reference last.
 std::span<const NormKernel> norm_kernels();
 
-/// The first entry of norm_kernels() the active ISA allows (never null: the reference is last).
+/// The kernel the calls use: the one a ForcedNormKernel names, else the first entry of
+/// norm_kernels() the active ISA allows (the reference is last, so there always is one).
 const NormKernel& selected_norm_kernel();
+
+/// For tests: makes every norm call of the process use kernel `k` while it lives (not nestable
+/// across threads; the caller checks that k's ISA is usable).
+class ForcedNormKernel {
+ public:
+  explicit ForcedNormKernel(const NormKernel& k);
+  ~ForcedNormKernel();
+  ForcedNormKernel(const ForcedNormKernel&) = delete;
+  ForcedNormKernel& operator=(const ForcedNormKernel&) = delete;
+
+ private:
+  const NormKernel* previous_;
+};
 
 /// Per-calling-thread fp32 scratch of at least `floats` elements, 64-byte aligned. Grows (heap)
 /// only when a call needs more than any earlier call on this thread; never shrinks.

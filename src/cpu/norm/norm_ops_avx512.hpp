@@ -1,7 +1,7 @@
 // AVX-512 vector operations for the norm kernels (kernels layer, internal): 16 fp32 lanes,
 // f32/bf16/f16 loads and stores with masked tails (core/simd_avx512.hpp). The `Ops` argument of
 // the templates in norm_rows.hpp, norm_forward_impl.hpp and norm_backward_impl.hpp.
-// Include only from *_avx512.cpp files; everything has internal linkage.
+// Include only from *_avx512.cpp / *_avx512bf16.cpp files; everything has internal linkage.
 #pragma once
 
 #include <immintrin.h>

@@ -21,17 +21,19 @@ using norm_testing::ForwardCase;
 using norm_testing::kMixes;
 
 // Runs body(kernel) for each kernel of the list this machine and AMPKIT_ISA allow, with the ISA
-// cap set so that the public calls select exactly that kernel; prints why the others are skipped.
+// cap set to the kernel's and the public calls forced onto that kernel; prints why the others are
+// skipped.
 template <class Body>
 void for_each_kernel(Body body) {
   int tested = 0;
   for (const cpu::NormKernel& k : cpu::norm_kernels()) {
-    if (!cpu::kernel_usable(k.isa, false)) {
+    if (!cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
       std::printf("[ SKIPPED  ] norm kernel %s: ISA not available on this machine or above "
                   "AMPKIT_ISA\n", k.name);
       continue;
     }
     testing::IsaScope scope(k.isa);
+    cpu::ForcedNormKernel forced(k);
     ASSERT_STREQ(norm_kernel_name(false, false, DType::bf16, DType::f32), k.layer_forward_name);
     ASSERT_STREQ(norm_kernel_name(true, true, DType::f16, DType::f16), k.rms_backward_name);
     SCOPED_TRACE(k.name);
@@ -39,6 +41,20 @@ void for_each_kernel(Body body) {
     ++tested;
   }
   EXPECT_GE(tested, 1);
+}
+
+// Without a forced kernel, the calls pick the first usable entry of the list.
+TEST(NormKernels, DispatchPicksTheFirstUsableKernel) {
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    const cpu::NormKernel* first = nullptr;
+    for (const cpu::NormKernel& k : cpu::norm_kernels())
+      if (first == nullptr && cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) first = &k;
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->isa, isa);
+    EXPECT_STREQ(norm_kernel_name(false, true, DType::f32, DType::f32), first->layer_backward_name);
+    EXPECT_STREQ(norm_kernel_name(true, false, DType::bf16, DType::bf16), first->rms_forward_name);
+  }
 }
 
 // The shapes: every row length with 0, 1 and 3 rows; many rows only for a few lengths (and not
