@@ -187,11 +187,11 @@ static inline void store_output(void* dst, DType t, const float* x, std::int64_t
   T::store_row(dst, t, flushed, n);
 }
 
-// The epilogue of one tile: tile[j * MR + i] (fp32 sums) -> D rows [i0, i0 + mv), columns
-// [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
+// The epilogue of one tile: tile[j * tile_ld + i] (fp32 sums, i < MR <= tile_ld) -> D rows
+// [i0, i0 + mv), columns [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
 template <class T, class Act>
-static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t i0, std::int64_t j0,
-                          std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
+static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t tile_ld, std::int64_t i0,
+                          std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
                           std::int64_t& subnormal_outputs) {
   constexpr std::int64_t MR = T::kMr;
   const GemmProblem& p = *ctx.p;
@@ -208,7 +208,7 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
   const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
   const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
   for (std::int64_t j = 0; j < nv; ++j) {
-    float* x = tile + j * MR;
+    float* x = tile + j * tile_ld;
     const std::int64_t col = j0 + j;
 #pragma omp simd
     for (std::int64_t i = 0; i < MR; ++i) x[i] *= alpha;
@@ -240,6 +240,25 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
                     subnormal_outputs);
   }
   if (row_sums) std::memcpy(ctx.grad_partials + j_sliver * ctx.m_padded + i0, sums, sizeof(sums));
+}
+
+// Bias gradients after the tiles: rows_of_d sums the per-sliver partials[js][i] (js < parts,
+// row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
+// (gemm_operand_sums). totals: scratch of max(m, n) doubles.
+static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts,
+                             std::int64_t m_padded, double* totals, GemmCounters& counters) {
+  if (p.bias_grad == GemmBiasGrad::none) return;
+  const std::int64_t m = p.args.m;
+  if (p.bias_grad == GemmBiasGrad::rows_of_d) {
+    for (std::int64_t i = 0; i < m; ++i) totals[i] = 0.0;
+    for (std::int64_t js = 0; js < parts; ++js) {
+      const float* row = partials + js * m_padded;
+      for (std::int64_t i = 0; i < m; ++i) totals[i] += row[i];
+    }
+  } else {
+    gemm_operand_sums(p, totals);
+  }
+  gemm_write_bias_grad(p, totals, p.bias_grad == GemmBiasGrad::cols_of_b ? p.args.n : m, counters);
 }
 
 // The driver for one activation type.
@@ -311,7 +330,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
       for (std::int64_t js = jb * nc; js < js_end; ++js) {
         for (std::int64_t is = ib * mc; is < is_end; ++is) {
           T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
-          epilogue_tile<T, Act>(ctx, tile, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+          epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
         }
       }
     }
@@ -319,36 +338,39 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;
 
-  if (p.bias_grad == GemmBiasGrad::none) return;
-  double* totals = reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes);
-  if (row_sums) {
-    // totals[i] = sum over slivers js, in js order, of partials[js][i] (sequential reads).
-    for (std::int64_t i = 0; i < m; ++i) totals[i] = 0.0;
-    for (std::int64_t js = 0; js < n_slivers; ++js) {
-      const float* row = partials + js * m_padded;
-      for (std::int64_t i = 0; i < m; ++i) totals[i] += row[i];
-    }
-  } else {
-    gemm_operand_sums(p, totals);
-  }
-  gemm_write_bias_grad(p, totals, grad_length, counters);
+  finish_bias_grad(p, partials, n_slivers, m_padded,
+                   reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes), counters);
 }
 
-// The one place the activation becomes a template parameter.
-template <class T>
-static void gemm_run(const GemmProblem& p, GemmCounters& counters) {
+// The one place the activation becomes a template parameter: Engine::run<Act>(p, counters).
+template <class Engine>
+static void gemm_run_engine(const GemmProblem& p, GemmCounters& counters) {
   const bool tanh = p.args.epilogue.gelu == GeluVariant::tanh;
   switch (p.activation) {
-    case GemmActivation::none: return gemm_driver<T, ActNone>(p, counters);
-    case GemmActivation::relu: return gemm_driver<T, ActRelu>(p, counters);
+    case GemmActivation::none: return Engine::template run<ActNone>(p, counters);
+    case GemmActivation::relu: return Engine::template run<ActRelu>(p, counters);
     case GemmActivation::gelu:
-      return tanh ? gemm_driver<T, ActGelu<GeluVariant::tanh>>(p, counters)
-                  : gemm_driver<T, ActGelu<GeluVariant::erf>>(p, counters);
-    case GemmActivation::drelu: return gemm_driver<T, ActDRelu>(p, counters);
+      return tanh ? Engine::template run<ActGelu<GeluVariant::tanh>>(p, counters)
+                  : Engine::template run<ActGelu<GeluVariant::erf>>(p, counters);
+    case GemmActivation::drelu: return Engine::template run<ActDRelu>(p, counters);
     case GemmActivation::dgelu:
-      return tanh ? gemm_driver<T, ActDGelu<GeluVariant::tanh>>(p, counters)
-                  : gemm_driver<T, ActDGelu<GeluVariant::erf>>(p, counters);
+      return tanh ? Engine::template run<ActDGelu<GeluVariant::tanh>>(p, counters)
+                  : Engine::template run<ActDGelu<GeluVariant::erf>>(p, counters);
   }
+}
+
+template <class T>
+struct BlockedEngine {
+  template <class Act>
+  static void run(const GemmProblem& p, GemmCounters& counters) {
+    gemm_driver<T, Act>(p, counters);
+  }
+};
+
+// The blocked (packing) engine of micro-kernel traits T.
+template <class T>
+static void gemm_run(const GemmProblem& p, GemmCounters& counters) {
+  gemm_run_engine<BlockedEngine<T>>(p, counters);
 }
 
 }  // namespace

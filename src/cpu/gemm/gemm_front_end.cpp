@@ -13,16 +13,23 @@ namespace cpu {
 
 std::span<const GemmKernel> gemm_kernels() {
   static const GemmKernel kernels[] = {
-      {"gemm_ukernel_bf16_32x12_avx512bf16", Isa::avx512, true, GemmOperands::bf16, gemm_run_bf16_avx512bf16},
-      {"gemm_ukernel_f32_32x12_avx512", Isa::avx512, false, GemmOperands::any, gemm_run_f32_avx512},
-      {"gemm_ukernel_f32_16x6_avx2", Isa::avx2, false, GemmOperands::any, gemm_run_f32_avx2},
-      {"gemm_reference", Isa::ref, false, GemmOperands::any, gemm_reference},
+      {"gemm_skinny_f32_avx512", Isa::avx512, false, GemmOperands::any, GemmShapes::skinny, gemm_run_skinny_f32_avx512},
+      {"gemm_ukernel_bf16_32x12_avx512bf16", Isa::avx512, true, GemmOperands::bf16, GemmShapes::any,
+       gemm_run_bf16_avx512bf16},
+      {"gemm_ukernel_f32_32x12_avx512", Isa::avx512, false, GemmOperands::any, GemmShapes::any, gemm_run_f32_avx512},
+      {"gemm_skinny_f32_avx2", Isa::avx2, false, GemmOperands::any, GemmShapes::skinny, gemm_run_skinny_f32_avx2},
+      {"gemm_ukernel_f32_16x6_avx2", Isa::avx2, false, GemmOperands::any, GemmShapes::any, gemm_run_f32_avx2},
+      {"gemm_reference", Isa::ref, false, GemmOperands::any, GemmShapes::any, gemm_reference},
   };
   return kernels;
 }
 
 bool gemm_kernel_accepts(const GemmKernel& kernel, const GemmProblem& problem) {
   if (!kernel_usable(kernel.isa, kernel.needs_bf16_instructions)) return false;
+  if (kernel.shapes == GemmShapes::skinny) {
+    const std::int64_t small = problem.args.m < problem.args.n ? problem.args.m : problem.args.n;
+    if (small < 1 || small > gemm_skinny_max) return false;
+  }
   if (kernel.operands == GemmOperands::bf16) {
     const GemmArgs& a = problem.args;
     const auto bf16_like = [&](DType t) { return t == DType::bf16 || (t == DType::f16 && problem.alt); };

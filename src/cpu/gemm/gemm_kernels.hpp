@@ -50,11 +50,21 @@ enum class GemmOperands : std::uint8_t {
   bf16,  // only when both operands are bf16 as the mode sees them (bf16, or f16 in alt mode)
 };
 
+/// The problem shapes a kernel takes.
+enum class GemmShapes : std::uint8_t {
+  any,
+  skinny,  // 1 <= min(m, n) <= gemm_skinny_max (GEMV and decode-like GEMMs)
+};
+
+/// The largest min(m, n) the skinny engines take (see docs/GEMM.md for the measurement).
+inline constexpr std::int64_t gemm_skinny_max = 16;
+
 struct GemmKernel {
   const char* name;  // dtype, tile and ISA: gemm_ukernel_f32_32x12_avx512
   Isa isa;
   bool needs_bf16_instructions;
   GemmOperands operands;
+  GemmShapes shapes;
   GemmRunFn run;
 };
 
@@ -75,5 +85,7 @@ void gemm_reference(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_bf16_avx512bf16(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_skinny_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_skinny_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
 
 }  // namespace ampkit::cpu

@@ -3,55 +3,18 @@
 // operands are widened exactly to fp32 while packing (after the fp16 mode).
 #include <immintrin.h>
 
-#include "core/simd_avx2.hpp"
 #include "cpu/gemm/gemm_driver.hpp"
+#include "cpu/gemm/gemm_io_avx2.hpp"
 
 namespace ampkit::cpu {
 namespace {
 
-template <DType T>
-static inline void load_row_avx2(const void* src, std::int64_t n, float* dst) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, simd256::load<T>(src, i));
-  if (i < n) {
-    alignas(32) float rest[8];
-    _mm256_store_ps(rest, simd256::load_partial<T>(src, i, n - i));
-    for (std::int64_t r = 0; r < n - i; ++r) dst[i + r] = rest[r];
-  }
-}
-
-template <DType T>
-static inline void store_row_avx2(void* dst, const float* src, std::int64_t n) {
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) simd256::store<T>(dst, i, _mm256_loadu_ps(src + i));
-  if (i < n) {
-    alignas(32) float rest[8] = {};
-    for (std::int64_t r = 0; r < n - i; ++r) rest[r] = src[i + r];
-    simd256::store_partial<T>(dst, i, _mm256_load_ps(rest), n - i);
-  }
-}
-
 // tile[j * 16 + i] = sum over kk < kp of a[kk * 16 + i] * b[kk * 6 + j]  (i < 16, j < 6)
 //   a: packed A sliver [kp][16] fp32; b: packed B sliver [kp][6] fp32. 12 ymm accumulators.
-struct F32Avx2 {
+struct F32Avx2 : IoAvx2 {
   using Packed = float;
   static constexpr std::int64_t kMr = 16, kNr = 6;
   static constexpr bool kPairs = false;
-
-  static inline void load_row(const void* src, DType t, std::int64_t n, float* dst) {
-    switch (t) {
-      case DType::f32: return load_row_avx2<DType::f32>(src, n, dst);
-      case DType::bf16: return load_row_avx2<DType::bf16>(src, n, dst);
-      case DType::f16: return load_row_avx2<DType::f16>(src, n, dst);
-    }
-  }
-  static inline void store_row(void* dst, DType t, const float* src, std::int64_t n) {
-    switch (t) {
-      case DType::f32: return store_row_avx2<DType::f32>(dst, src, n);
-      case DType::bf16: return store_row_avx2<DType::bf16>(dst, src, n);
-      case DType::f16: return store_row_avx2<DType::f16>(dst, src, n);
-    }
-  }
 
   static inline void ukernel(std::int64_t kp, const float* a, const float* b, float* tile) {
     __m256 c0[6], c1[6];

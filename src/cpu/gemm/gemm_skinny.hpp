@@ -1,0 +1,284 @@
+// The skinny GEMM engine (kernels layer, internal): 1 <= min(m, n) <= kSkinnyMax (decode-like
+// GEMMs and GEMV), templated over vector traits V and the blocked driver's I/O traits T. Included
+// by gemm_skinny_f32_avx512.cpp and gemm_skinny_f32_avx2.cpp; the epilogue, the output rounding
+// and the bias gradients are gemm_driver.hpp's (epilogue_tile, finish_bias_grad), not copies.
+//
+// Plan: the large operand W ("weights": op(A) when n is small, op(B)^T when m is small) is read
+// once, straight from the caller's memory (no packing), widened to fp32 on the fly (the fp16 mode
+// and the subnormal count included); the small operand S (k x ns, ns <= 16) is packed to fp32
+// once. Work is split over blocks of kRb rows of W (static schedule), and every output is one
+// fixed-order fp32 sum, so the bits do not depend on the thread count:
+//   W contiguous along its rows ("axpy" form: op(A) = N, or op(B) = T): one FMA chain per output
+//     in k order (k is walked in blocks of kKb, the chain kept in an L1 buffer in between);
+//   W contiguous along k ("dot" form: op(A) = T, or op(B) = N): L lane sums per output (lane l
+//     takes kk = l mod L, each in k order), then V::reduce_add's fixed tree.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/gemm/gemm_driver.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+constexpr std::int64_t kSkinnyMax = gemm_skinny_max;  // min(m, n) up to this (gemm_kernels.hpp)
+
+struct SkinnyMode {
+  bool flush, alt;
+};
+
+// Scalar element kk of a run of dtype t, widened exactly.
+static inline float load_scalar(const unsigned char* base, DType t, std::int64_t i) {
+  std::uint16_t h;
+  switch (t) {
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, base + i * 4, 4);
+      return f;
+    }
+    case DType::bf16: std::memcpy(&h, base + i * 2, 2); return bf16_bits_to_float(h);
+    case DType::f16: break;
+  }
+  std::memcpy(&h, base + i * 2, 2);
+  return half_bits_to_float(h);
+}
+
+// Packs the small operand S(kk, s) = view element (s, kk), s < ns, as fp32 after the fp16 mode:
+//   axpy form: dst[kk * cols + s];  dot form: dst[s * kpad + kk]; zeros for s >= ns, kk >= k.
+// Returns the number of f16 subnormals read.
+static std::int64_t pack_small(const OperandView& v, std::int64_t ns, std::int64_t k, std::int64_t cols,
+                               std::int64_t kpad, bool dot, SkinnyMode mode, float* dst) {
+  std::int64_t subnormals = 0;
+  const std::size_t total = static_cast<std::size_t>(dot ? cols * kpad : k * cols);
+  std::memset(dst, 0, total * sizeof(float));
+  for (std::int64_t s = 0; s < ns; ++s) {
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      float x = load_scalar(v.base, v.dtype, s * v.r_stride + kk * v.k_stride);
+      if (v.dtype == DType::f16) {
+        const bool sub = gemm_math::is_f16_subnormal_input(x);
+        subnormals += sub ? 1 : 0;
+        if (sub && mode.flush) x = 0.0f;
+        if (mode.alt) x = gemm_math::round_to_bf16(x);
+      }
+      dst[dot ? s * kpad + kk : kk * cols + s] = x;
+    }
+  }
+  return subnormals;
+}
+
+// One W element vector as the fp16 mode sees it (f16 only), subnormals counted.
+template <class V, DType WT>
+static inline typename V::Vec weights_mode(typename V::Vec x, SkinnyMode mode, std::int64_t& subnormals) {
+  if constexpr (WT == DType::f16) return V::fp16_mode(x, mode.flush, mode.alt, subnormals);
+  return x;
+}
+
+// Axpy form, one chunk of R vectors of rows over k in [k0, k1):
+//   acc[s * acc_ld + r] (+)= sum_kk W(r, kk) * S(kk, s)   (r < R*L, s < NC; first: = instead)
+// W(r, kk) at w[(r + kk * ldw) * size]; rows >= valid read as 0; S packed [k][s_ld].
+template <class V, DType WT, int NC, int R>
+static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
+                        std::int64_t k1, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
+                        std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
+  using Vec = typename V::Vec;
+  constexpr std::int64_t L = V::kLanes;
+  constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
+  typename V::Mask masks[R];
+  Vec c[R][NC];
+#pragma GCC unroll 8
+  for (int q = 0; q < R; ++q) {
+    masks[q] = V::mask_for(valid - q * L);
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(acc + j * acc_ld + q * L);
+  }
+  for (std::int64_t kk = k0; kk < k1; ++kk) {
+    const unsigned char* col = w + kk * ldw * size;
+    const float* srow = s + kk * s_ld;
+#pragma GCC unroll 8
+    for (int q = 0; q < R; ++q) {
+      const Vec x = weights_mode<V, WT>(V::template load<WT>(col + q * L * size, masks[q]), mode, subnormals);
+#pragma GCC unroll 16
+      for (int j = 0; j < NC; ++j) c[q][j] = V::fmadd(x, V::set1(srow[j]), c[q][j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int q = 0; q < R; ++q)
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) V::storeu(acc + j * acc_ld + q * L, c[q][j]);
+}
+
+// Dot form, one chunk of R rows: acc[s * acc_ld + r] = sum_kk W(r, kk) * S(kk, s)  (r < R, s < NC)
+// W(r, kk) at w[(kk + r * ldw) * size]; rows >= valid give 0; S packed [s][kpad] (zero padded).
+template <class V, DType WT, int NC, int R>
+static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k,
+                       const float* s, std::int64_t kpad, SkinnyMode mode, std::int64_t& subnormals, float* acc,
+                       std::int64_t acc_ld) {
+  using Vec = typename V::Vec;
+  constexpr std::int64_t L = V::kLanes;
+  constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
+  Vec c[R][NC];
+  const unsigned char* rows[R];
+#pragma GCC unroll 8
+  for (int q = 0; q < R; ++q) {
+    rows[q] = w + (q < valid ? q : 0) * ldw * size;
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) c[q][j] = V::zero();
+  }
+  const auto step = [&](std::int64_t kk, typename V::Mask m) __attribute__((always_inline)) {
+    Vec x[R];
+#pragma GCC unroll 8
+    for (int q = 0; q < R; ++q)
+      x[q] = weights_mode<V, WT>(V::template load<WT>(rows[q] + kk * size, q < valid ? m : V::mask_for(0)), mode,
+                                 subnormals);
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) {
+      const Vec sv = V::loadu(s + j * kpad + kk);
+#pragma GCC unroll 8
+      for (int q = 0; q < R; ++q) c[q][j] = V::fmadd(x[q], sv, c[q][j]);
+    }
+  };
+  std::int64_t kk = 0;
+  const typename V::Mask full = V::mask_for(L);
+  for (; kk + L <= k; kk += L) step(kk, full);
+  if (kk < k) step(kk, V::mask_for(k - kk));
+#pragma GCC unroll 8
+  for (int q = 0; q < R; ++q)
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) acc[j * acc_ld + q] = V::reduce_add(c[q][j]);
+}
+
+// W rows [r0, r0 + span) x all small columns (in groups of NC <= V::kMaxCols) into
+// acc[s * acc_ld + (r - r0)]; rows >= r0 + rows read as 0 (span: rows rounded up to whole tiles).
+// Subnormals of W are counted in the first group only.
+template <class V, DType WT, int NC>
+static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows, std::int64_t span, std::int64_t k,
+                         std::int64_t groups, const float* s, std::int64_t cols, std::int64_t kpad,
+                         SkinnyMode mode, std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
+  constexpr std::int64_t kKb = 256;  // axpy: k block per pass over the chunk
+  constexpr int R = static_cast<int>(V::kAccumulators / NC < 8 ? V::kAccumulators / NC : 8);
+  constexpr std::int64_t L = V::kLanes;
+  const std::int64_t size = static_cast<std::int64_t>(dtype_size(WT));
+  const bool dot = w.r_stride != 1;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    std::int64_t ignored = 0;
+    std::int64_t& count = g == 0 ? subnormals : ignored;
+    float* out = acc + g * NC * acc_ld;
+    if (dot) {
+      for (std::int64_t r = 0; r < span; r += R)
+        skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k,
+                                 s + g * NC * kpad, kpad, mode, count, out + r, acc_ld);
+    } else {
+      const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
+      for (std::int64_t k0 = 0; k0 < k_end; k0 += kKb) {
+        const std::int64_t k1 = k0 + kKb < k ? k0 + kKb : k;
+        for (std::int64_t r = 0; r < span; r += R * L)
+          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, s + g * NC, cols,
+                                    mode, k0 == 0, count, acc + g * NC * acc_ld + r, acc_ld);
+      }
+    }
+  }
+}
+
+using SkinnyRowsFn = void (*)(const OperandView&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                               const float*, std::int64_t, std::int64_t, SkinnyMode, std::int64_t&, float*,
+                               std::int64_t);
+
+template <class V, DType WT>
+static SkinnyRowsFn skinny_rows_for_cols(std::int64_t nc) {
+  switch (nc) {
+    case 1: return skinny_rows<V, WT, 1>;
+    case 2: return skinny_rows<V, WT, 2>;
+    case 4: return skinny_rows<V, WT, 4>;
+    case 8: return skinny_rows<V, WT, 8>;
+    default: return skinny_rows<V, WT, (V::kMaxCols < 16 ? V::kMaxCols : 16)>;
+  }
+}
+
+// The skinny driver for one activation type.
+template <class V, class T, class Act>
+static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
+  constexpr std::int64_t MR = T::kMr;
+  constexpr std::int64_t kRb = V::kRowBlock;  // W rows per work unit (a multiple of MR)
+  const GemmArgs& a = p.args;
+  const std::int64_t m = a.m, n = a.n, k = a.k;
+  // by_rows: n small, W = op(A) (rows of D); else m small, W = op(B)^T (columns of D).
+  const bool by_rows = n <= kSkinnyMax && (m > kSkinnyMax || n <= m);
+  const OperandView w = by_rows ? view_of_a(a) : view_of_b(a);
+  const OperandView sv = by_rows ? view_of_b(a) : view_of_a(a);
+  const std::int64_t wrows = by_rows ? m : n, ns = by_rows ? n : m;
+  std::int64_t cols = 1;  // ns rounded up to a power of two
+  while (cols < ns) cols *= 2;
+  const std::int64_t nc = cols < V::kMaxCols ? cols : V::kMaxCols;
+  const std::int64_t groups = cols / nc;
+  const bool dot = w.r_stride != 1;
+  const std::int64_t kpad = (k + V::kLanes - 1) / V::kLanes * V::kLanes;
+  const std::int64_t blocks = ceil_div(wrows, kRb);
+  const std::int64_t m_padded = ceil_div(m, MR) * MR;
+  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+  const std::int64_t parts = by_rows ? 1 : blocks;  // bias-gradient partials
+
+  const std::size_t s_bytes = align64(static_cast<std::size_t>(cols * (dot ? kpad : k) + 1) * 4);
+  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
+  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(parts * m_padded) * 4) : 0;
+  const std::size_t totals_bytes = align64(static_cast<std::size_t>(m > n ? m : n) * 8);
+  unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(s_bytes + bias_bytes + grad_bytes + totals_bytes));
+  float* small = reinterpret_cast<float*>(ws);
+  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + s_bytes) : nullptr;
+  float* partials = row_sums ? reinterpret_cast<float*>(ws + s_bytes + bias_bytes) : nullptr;
+  double* totals = reinterpret_cast<double*>(ws + s_bytes + bias_bytes + grad_bytes);
+  if (bias != nullptr) {
+    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
+    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
+  }
+  const SkinnyMode mode{p.flush, p.alt};
+  std::int64_t sub_in = pack_small(sv, ns, k, cols, kpad, dot, mode, small);
+
+  SkinnyRowsFn run_rows = nullptr;
+  switch (w.dtype) {
+    case DType::f32: run_rows = skinny_rows_for_cols<V, DType::f32>(nc); break;
+    case DType::bf16: run_rows = skinny_rows_for_cols<V, DType::bf16>(nc); break;
+    case DType::f16: run_rows = skinny_rows_for_cols<V, DType::f16>(nc); break;
+  }
+  const EpilogueContext ctx{&p, bias, partials, m_padded};
+  const std::int64_t threads = imax(1, ampkit::num_threads());
+  const bool parallel = threads > 1 && blocks > 1 && m * n * imax(k, 16) >= (1 << 18);
+  std::int64_t sub_out = 0;
+#pragma omp parallel for schedule(static) num_threads(parallel ? static_cast<int>(threads) : 1) \
+    reduction(+ : sub_in, sub_out)
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    // acc[s * kRb + r]: the sums of W rows r0 + r (r < rows rounded up to MR) and small column s.
+    alignas(64) float acc[kSkinnyMax * kRb];
+    const std::int64_t r0 = blk * kRb;
+    const std::int64_t rows = imin(kRb, wrows - r0);
+    const std::int64_t rows_up = ceil_div(rows, MR) * MR;
+    run_rows(w, r0, rows, rows_up < kRb ? rows_up : kRb, k, groups, small, cols, kpad, mode, sub_in, acc, kRb);
+    if (by_rows) {
+      // acc is D's rows [r0, r0 + rows) x all n columns, leading dimension kRb.
+      for (std::int64_t i = 0; i < rows; i += MR)
+        epilogue_tile<T, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
+    } else {
+      // Transposed into an MR x rows tile of D (rows >= m of the tile are zero, never stored).
+      alignas(64) float tile[MR * kRb];
+      for (std::int64_t j = 0; j < rows; ++j) {
+        for (std::int64_t i = 0; i < m; ++i) tile[j * MR + i] = acc[i * kRb + j];
+        for (std::int64_t i = m; i < MR; ++i) tile[j * MR + i] = 0.0f;
+      }
+      epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
+    }
+  }
+  counters.fp16_subnormal_inputs += sub_in;
+  counters.fp16_subnormal_outputs += sub_out;
+  finish_bias_grad(p, partials, parts, m_padded, totals, counters);
+}
+
+template <class V, class T>
+struct SkinnyEngine {
+  template <class Act>
+  static void run(const GemmProblem& p, GemmCounters& counters) {
+    gemm_skinny_driver<V, T, Act>(p, counters);
+  }
+};
+
+}  // namespace
+}  // namespace ampkit::cpu
