@@ -381,9 +381,9 @@ TEST(Linear, BackwardHandlesZeroSizedDims) {
   }
 }
 
-// Shapes past the GEMM's cache blocking (k beyond one panel, m and n over many tiles), a few
-// dtype combinations only (the sweeps above cover the combinations on small shapes).
-TEST(Linear, LargerShapesCrossTheGemmBlocking) {
+// Larger shapes: m and n over many micro-tiles and both threads' shares, long k (520), each
+// dtype once (the sweeps above cover the dtype combinations on small shapes).
+TEST(Linear, LargerShapesMatchTheReference) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
