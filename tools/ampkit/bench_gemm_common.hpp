@@ -39,6 +39,9 @@ struct Peaks {
   std::vector<double> fma_f32, bf16_dot;  // GFLOP/s, parallel to threads (NaN if unavailable)
   /// Measures both loops for each thread count (under a second each).
   static Peaks measure(const std::vector<int>& threads, int reps);
+  /// Measures again (after the cases) and keeps the higher figure of each: a ceiling, so a
+  /// neighbour's burst of load during one of the two measurements does not lower it.
+  void remeasure_keep_max(int reps);
   /// The ceiling a GEMM of `dm` runs against: BF16 dot products for bf16 and f16-alt (operands
   /// rounded to bf16), fp32 FMA otherwise. Sets `name` to the PeakKind's name.
   double for_case(const DtypeMode& dm, int threads, const char** name) const;
