@@ -17,12 +17,17 @@
 #include <cstdint>
 #include <cstring>
 
+#include <immintrin.h>
+#include <omp.h>
+
 #include "cpu/gemm/gemm_driver.hpp"
 
 namespace ampkit::cpu {
 namespace {
 
 constexpr std::int64_t kSkinnyMax = gemm_skinny_max;  // min(m, n) up to this (gemm_kernels.hpp)
+
+constexpr std::int64_t kAxpyKb = 64, kAxpyPrefetch = 8, kDotRows = 32;  // see skinny_rows
 
 struct SkinnyMode {
   bool flush, alt;
@@ -45,10 +50,13 @@ static inline float load_scalar(const unsigned char* base, DType t, std::int64_t
 }
 
 // Packs the small operand S(kk, s) = view element (s, kk), s < ns, as fp32 after the fp16 mode:
-//   axpy form: dst[kk * cols + s];  dot form: dst[s * kpad + kk]; zeros for s >= ns, kk >= k.
+//   axpy form: dst[kk * cols + s];
+//   dot form:  dst[(kk / L) * cols * L + s * L + kk % L] (the cols vectors of one k step adjacent:
+//              one stream; a [s][kpad] layout put the cols streams 4 KiB-aliased in one L1 set);
+// zeros for s >= ns and kk >= k.
 // Returns the number of f16 subnormals read.
 static std::int64_t pack_small(const OperandView& v, std::int64_t ns, std::int64_t k, std::int64_t cols,
-                               std::int64_t kpad, bool dot, SkinnyMode mode, float* dst) {
+                               std::int64_t kpad, std::int64_t lanes, bool dot, SkinnyMode mode, float* dst) {
   std::int64_t subnormals = 0;
   const std::size_t total = static_cast<std::size_t>(dot ? cols * kpad : k * cols);
   std::memset(dst, 0, total * sizeof(float));
@@ -61,7 +69,7 @@ static std::int64_t pack_small(const OperandView& v, std::int64_t ns, std::int64
         if (sub && mode.flush) x = 0.0f;
         if (mode.alt) x = gemm_math::round_to_bf16(x);
       }
-      dst[dot ? s * kpad + kk : kk * cols + s] = x;
+      dst[dot ? (kk / lanes) * cols * lanes + s * lanes + kk % lanes : kk * cols + s] = x;
     }
   }
   return subnormals;
@@ -79,7 +87,7 @@ static inline typename V::Vec weights_mode(typename V::Vec x, SkinnyMode mode, s
 // W(r, kk) at w[(r + kk * ldw) * size]; rows >= valid read as 0; S packed [k][s_ld].
 template <class V, DType WT, int NC, int R>
 static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
-                        std::int64_t k1, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
+                        std::int64_t k1, std::int64_t k_total, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
                         std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
   using Vec = typename V::Vec;
   constexpr std::int64_t L = V::kLanes;
@@ -92,9 +100,18 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(acc + j * acc_ld + q * L);
   }
+  // Column runs are short (R * L elements) and kAxpyPrefetch columns apart in memory order:
+  // prefetch each line of the run kAxpyPrefetch columns ahead.
+  constexpr std::int64_t kLines = (R * L * size + 63) / 64;
   for (std::int64_t kk = k0; kk < k1; ++kk) {
     const unsigned char* col = w + kk * ldw * size;
     const float* srow = s + kk * s_ld;
+    if (kk + kAxpyPrefetch < k_total && valid > 0) {
+      const unsigned char* ahead = col + kAxpyPrefetch * ldw * size;
+#pragma GCC unroll 8
+      for (std::int64_t line = 0; line < kLines; ++line)
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + line * 64), _MM_HINT_T0);
+    }
 #pragma GCC unroll 8
     for (int q = 0; q < R; ++q) {
       const Vec x = weights_mode<V, WT>(V::template load<WT>(col + q * L * size, masks[q]), mode, subnormals);
@@ -108,12 +125,14 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
     for (int j = 0; j < NC; ++j) V::storeu(acc + j * acc_ld + q * L, c[q][j]);
 }
 
-// Dot form, one chunk of R rows: acc[s * acc_ld + r] = sum_kk W(r, kk) * S(kk, s)  (r < R, s < NC)
-// W(r, kk) at w[(kk + r * ldw) * size]; rows >= valid give 0; S packed [s][kpad] (zero padded).
+// Dot form, one chunk of R rows over k in [k0, k1) (k0 a multiple of L):
+//   lanes[(q * NC + j) * L + l] (+)= sum over kk = l mod L of W(q, kk) * S(kk, j)  (first: = instead)
+// and when last: acc[j * acc_ld + q] = V::reduce_add of those lanes. W(q, kk) at
+// w[(kk + q * ldw) * size]; rows q >= valid give 0; S(kk, j) at s[(kk / L) * s_step + j * L + kk % L].
 template <class V, DType WT, int NC, int R>
-static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k,
-                       const float* s, std::int64_t kpad, SkinnyMode mode, std::int64_t& subnormals, float* acc,
-                       std::int64_t acc_ld) {
+static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
+                       std::int64_t k1, const float* s, std::int64_t s_step, SkinnyMode mode, bool first, bool last,
+                       std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
   using Vec = typename V::Vec;
   constexpr std::int64_t L = V::kLanes;
   constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
@@ -123,7 +142,7 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
   for (int q = 0; q < R; ++q) {
     rows[q] = w + (q < valid ? q : 0) * ldw * size;
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) c[q][j] = V::zero();
+    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(lanes + (q * NC + j) * L);
   }
   const auto step = [&](std::int64_t kk, typename V::Mask m) __attribute__((always_inline)) {
     Vec x[R];
@@ -131,33 +150,43 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
     for (int q = 0; q < R; ++q)
       x[q] = weights_mode<V, WT>(V::template load<WT>(rows[q] + kk * size, q < valid ? m : V::mask_for(0)), mode,
                                  subnormals);
+    const float* sk = s + (kk / L) * s_step;
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
-      const Vec sv = V::loadu(s + j * kpad + kk);
+      const Vec sv = V::loadu(sk + j * L);
 #pragma GCC unroll 8
       for (int q = 0; q < R; ++q) c[q][j] = V::fmadd(x[q], sv, c[q][j]);
     }
   };
-  std::int64_t kk = 0;
+  std::int64_t kk = k0;
   const typename V::Mask full = V::mask_for(L);
-  for (; kk + L <= k; kk += L) step(kk, full);
-  if (kk < k) step(kk, V::mask_for(k - kk));
+  for (; kk + L <= k1; kk += L) step(kk, full);
+  if (kk < k1) step(kk, V::mask_for(k1 - kk));
 #pragma GCC unroll 8
   for (int q = 0; q < R; ++q)
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) acc[j * acc_ld + q] = V::reduce_add(c[q][j]);
+    for (int j = 0; j < NC; ++j) {
+      if (last)
+        acc[j * acc_ld + q] = V::reduce_add(c[q][j]);
+      else
+        V::storeu(lanes + (q * NC + j) * L, c[q][j]);
+    }
 }
 
 // W rows [r0, r0 + span) x all small columns (in groups of NC <= V::kMaxCols) into
 // acc[s * acc_ld + (r - r0)]; rows >= r0 + rows read as 0 (span: rows rounded up to whole tiles).
-// Subnormals of W are counted in the first group only.
+// Subnormals of W are counted in the first group only. lanes: kDotRows * kSkinnyMax * L floats.
+// Blocking keeps the reused data in L1: axpy walks k in blocks of kAxpyKb over every R-vector
+// chunk of the span (each block reads kAxpyKb whole column runs of W, page by page); dot walks
+// k in blocks whose packed S (NC x kb fp32) is 16 KiB, over kDotRows rows at a time, parking the
+// lane sums in between. Neither changes the order of any sum.
+
 template <class V, DType WT, int NC>
 static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows, std::int64_t span, std::int64_t k,
-                         std::int64_t groups, const float* s, std::int64_t cols, std::int64_t kpad,
-                         SkinnyMode mode, std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
-  constexpr std::int64_t kKb = 256;  // axpy: k block per pass over the chunk
+                        std::int64_t groups, const float* s, std::int64_t cols, SkinnyMode mode, std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
   constexpr int R = static_cast<int>(V::kAccumulators / NC < 8 ? V::kAccumulators / NC : 8);
   constexpr std::int64_t L = V::kLanes;
+  constexpr std::int64_t kDotKb = 4096 / NC;  // NC * kDotKb * 4 bytes = 16 KiB (a multiple of L)
   const std::int64_t size = static_cast<std::int64_t>(dtype_size(WT));
   const bool dot = w.r_stride != 1;
   for (std::int64_t g = 0; g < groups; ++g) {
@@ -165,24 +194,31 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
     std::int64_t& count = g == 0 ? subnormals : ignored;
     float* out = acc + g * NC * acc_ld;
     if (dot) {
-      for (std::int64_t r = 0; r < span; r += R)
-        skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k,
-                                 s + g * NC * kpad, kpad, mode, count, out + r, acc_ld);
+      for (std::int64_t rb = 0; rb < span; rb += kDotRows) {
+        const std::int64_t rb_end = rb + kDotRows < span ? rb + kDotRows : span;
+        const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
+        for (std::int64_t k0 = 0; k0 < k_end; k0 += kDotKb) {
+          const std::int64_t k1 = k0 + kDotKb < k ? k0 + kDotKb : k;
+          for (std::int64_t r = rb; r < rb_end; r += R)
+            skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k0, k1,
+                                     s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, count,
+                                     lanes + (r - rb) * NC * L, out + r, acc_ld);
+        }
+      }
     } else {
-      const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
-      for (std::int64_t k0 = 0; k0 < k_end; k0 += kKb) {
-        const std::int64_t k1 = k0 + kKb < k ? k0 + kKb : k;
+      const std::int64_t k_end = k > 0 ? k : 1;
+      for (std::int64_t k0 = 0; k0 < k_end; k0 += kAxpyKb) {
+        const std::int64_t k1 = k0 + kAxpyKb < k ? k0 + kAxpyKb : k;
         for (std::int64_t r = 0; r < span; r += R * L)
-          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, s + g * NC, cols,
-                                    mode, k0 == 0, count, acc + g * NC * acc_ld + r, acc_ld);
+          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols,
+                                    mode, k0 == 0, count, out + r, acc_ld);
       }
     }
   }
 }
 
 using SkinnyRowsFn = void (*)(const OperandView&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                               const float*, std::int64_t, std::int64_t, SkinnyMode, std::int64_t&, float*,
-                               std::int64_t);
+                              const float*, std::int64_t, SkinnyMode, std::int64_t&, float*, float*, std::int64_t);
 
 template <class V, DType WT>
 static SkinnyRowsFn skinny_rows_for_cols(std::int64_t nc) {
@@ -222,7 +258,16 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
   const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(parts * m_padded) * 4) : 0;
   const std::size_t totals_bytes = align64(static_cast<std::size_t>(m > n ? m : n) * 8);
-  unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(s_bytes + bias_bytes + grad_bytes + totals_bytes));
+  const std::int64_t threads = imax(1, ampkit::num_threads());
+  // Per thread: acc[s * kRb + r] (sums of W rows r0 + r and small column s), the transposed tile
+  // (m small), the parked lane sums (dot form).
+  const std::size_t acc_bytes = static_cast<std::size_t>(kSkinnyMax * kRb) * 4;
+  const std::size_t tile_bytes = by_rows ? 0 : static_cast<std::size_t>(MR * kRb) * 4;
+  const std::size_t lanes_bytes = static_cast<std::size_t>(kDotRows * kSkinnyMax * V::kLanes) * 4;
+  const std::size_t thread_bytes = acc_bytes + tile_bytes + lanes_bytes;
+  unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(
+      s_bytes + bias_bytes + grad_bytes + totals_bytes + static_cast<std::size_t>(threads) * thread_bytes));
+  unsigned char* scratch = ws + s_bytes + bias_bytes + grad_bytes + totals_bytes;
   float* small = reinterpret_cast<float*>(ws);
   float* bias = p.has_bias ? reinterpret_cast<float*>(ws + s_bytes) : nullptr;
   float* partials = row_sums ? reinterpret_cast<float*>(ws + s_bytes + bias_bytes) : nullptr;
@@ -232,7 +277,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
   }
   const SkinnyMode mode{p.flush, p.alt};
-  std::int64_t sub_in = pack_small(sv, ns, k, cols, kpad, dot, mode, small);
+  std::int64_t sub_in = pack_small(sv, ns, k, cols, kpad, V::kLanes, dot, mode, small);
 
   SkinnyRowsFn run_rows = nullptr;
   switch (w.dtype) {
@@ -241,31 +286,33 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
     case DType::f16: run_rows = skinny_rows_for_cols<V, DType::f16>(nc); break;
   }
   const EpilogueContext ctx{&p, bias, partials, m_padded};
-  const std::int64_t threads = imax(1, ampkit::num_threads());
   const bool parallel = threads > 1 && blocks > 1 && m * n * imax(k, 16) >= (1 << 18);
   std::int64_t sub_out = 0;
-#pragma omp parallel for schedule(static) num_threads(parallel ? static_cast<int>(threads) : 1) \
-    reduction(+ : sub_in, sub_out)
+#pragma omp parallel num_threads(parallel ? static_cast<int>(threads) : 1) reduction(+ : sub_in, sub_out)
+  {
+  unsigned char* mine = scratch + static_cast<std::size_t>(omp_get_thread_num()) * thread_bytes;
+  float* acc = reinterpret_cast<float*>(mine);
+  float* tile = reinterpret_cast<float*>(mine + acc_bytes);
+  float* lanes = reinterpret_cast<float*>(mine + acc_bytes + tile_bytes);
+#pragma omp for schedule(static)
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
-    // acc[s * kRb + r]: the sums of W rows r0 + r (r < rows rounded up to MR) and small column s.
-    alignas(64) float acc[kSkinnyMax * kRb];
     const std::int64_t r0 = blk * kRb;
     const std::int64_t rows = imin(kRb, wrows - r0);
     const std::int64_t rows_up = ceil_div(rows, MR) * MR;
-    run_rows(w, r0, rows, rows_up < kRb ? rows_up : kRb, k, groups, small, cols, kpad, mode, sub_in, acc, kRb);
+    run_rows(w, r0, rows, rows_up < kRb ? rows_up : kRb, k, groups, small, cols, mode, sub_in, lanes, acc, kRb);
     if (by_rows) {
       // acc is D's rows [r0, r0 + rows) x all n columns, leading dimension kRb.
       for (std::int64_t i = 0; i < rows; i += MR)
         epilogue_tile<T, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
     } else {
       // Transposed into an MR x rows tile of D (rows >= m of the tile are zero, never stored).
-      alignas(64) float tile[MR * kRb];
       for (std::int64_t j = 0; j < rows; ++j) {
         for (std::int64_t i = 0; i < m; ++i) tile[j * MR + i] = acc[i * kRb + j];
         for (std::int64_t i = m; i < MR; ++i) tile[j * MR + i] = 0.0f;
       }
       epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
     }
+  }
   }
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;

@@ -12,7 +12,7 @@ namespace {
 struct SkinnyAvx2 {
   using Vec = __m256;
   using Mask = std::int64_t;  // number of valid lanes (<= 0: none, >= 8: all)
-  static constexpr std::int64_t kLanes = 8, kMaxCols = 8, kAccumulators = 8, kRowBlock = 128;
+  static constexpr std::int64_t kLanes = 8, kMaxCols = 8, kAccumulators = 8, kRowBlock = 512;
 
   static inline Mask mask_for(std::int64_t valid) { return valid; }
   template <DType T>

@@ -12,7 +12,7 @@ namespace {
 struct SkinnyAvx512 {
   using Vec = __m512;
   using Mask = __mmask16;
-  static constexpr std::int64_t kLanes = 16, kMaxCols = 16, kAccumulators = 16, kRowBlock = 128;
+  static constexpr std::int64_t kLanes = 16, kMaxCols = 16, kAccumulators = 16, kRowBlock = 512;
 
   static inline Mask mask_for(std::int64_t valid) {
     return valid >= 16 ? static_cast<Mask>(0xffff) : valid <= 0 ? static_cast<Mask>(0) : simd512::tail_mask(valid);

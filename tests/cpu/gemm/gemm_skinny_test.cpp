@@ -1,7 +1,7 @@
 // The skinny GEMM engines (gemm_skinny_f32_*: 1 <= min(m, n) <= 16), run directly from the kernel
 // list: every epilogue x dtype x op(A)/op(B) in both orientations (m small / n small) against the
-// reference, edge shapes (small side 1..16, k = 0, 1, primes, across the 256-wide k blocks and the
-// 128-row work units, padded leading dimensions), bit-exactness on small integers, 1 vs 2 threads
+// reference, edge shapes (small side 1..16, k = 0, 1, primes, across the k blocks and the
+// 512-row work units, padded leading dimensions), bit-exactness on small integers, 1 vs 2 threads
 // bitwise, the fp16 modes (alt = bf16-rounded operands, flush counts and zeroes) and dispatch.
 #include <gtest/gtest.h>
 
@@ -94,8 +94,9 @@ TEST(GemmSkinny, EdgeShapes) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  // Work units are 128 rows of the large side; the axpy form walks k in blocks of 256.
-  const std::int64_t larges[] = {1, 15, 16, 17, 31, 32, 33, 127, 128, 129, 257};
+  // Work units are 512 rows of the large side, the dot form takes 32 rows at a time; k blocks are
+  // 64 (axpy form) and 4096 / (small columns, rounded up to a power of two) (dot form).
+  const std::int64_t larges[] = {1, 15, 16, 17, 31, 32, 33, 127, 129, 257, 513};
   const std::int64_t depths[] = {0, 1, 2, 3, 5, 16, 17, 31, 97, 255, 256, 257, 521};
   std::uniform_int_distribution<int> coin(0, 1), pick(0, 2), kind(0, static_cast<int>(Epilogue::BGRADB));
   for (const cpu::GemmKernel* kernel : skinny_kernels()) {
@@ -166,7 +167,7 @@ TEST(GemmSkinny, OneAndTwoThreadsGiveTheSameBits) {
       for (int ops = 0; ops < 8; ++ops) {
         GemmCase c;
         const bool n_small = ops & 4;
-        c.m = n_small ? 301 : 7, c.n = n_small ? 7 : 389, c.k = 150;  // parallel: m n k >= 2^18
+        c.m = n_small ? 1100 : 7, c.n = n_small ? 7 : 1030, c.k = 150;  // 3 work units of 512
         c.op_a = ops & 1 ? Op::T : Op::N, c.op_b = ops & 2 ? Op::T : Op::N;
         c.a = DType::bf16, c.b = DType::f16, c.d = DType::bf16, c.bias_dtype = DType::f32;
         c.aux_dtype = DType::bf16, c.kind = kind, c.beta = 0.5f, c.c = DType::f32;
