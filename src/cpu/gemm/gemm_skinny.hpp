@@ -9,9 +9,9 @@
 // once. Work is split over blocks of kRb rows of W (static schedule), and every output is one
 // fixed-order fp32 sum, so the bits do not depend on the thread count:
 //   W contiguous along its rows ("axpy" form: op(A) = N, or op(B) = T): one FMA chain per output
-//     in k order (k is walked in blocks of kKb, the chain kept in an L1 buffer in between);
+//     in k order (k walked in blocks of kAxpyKb, the chain parked in an L1 buffer in between);
 //   W contiguous along k ("dot" form: op(A) = T, or op(B) = N): L lane sums per output (lane l
-//     takes kk = l mod L, each in k order), then V::reduce_add's fixed tree.
+//     takes kk = l mod L, each in k order; parked between k blocks), then V::reduce_add's tree.
 #pragma once
 
 #include <cstdint>
