@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"bench", "gemm", ampkit::tools::run_bench_gemm, "gemm GFLOP/s vs the machine's peaks, OpenBLAS, oneDNN"},
     {"bench", "linear", ampkit::tools::run_bench_linear, "Linear forward/backward GFLOP/s vs peaks and peers"},
     {"bench", "norm", ampkit::tools::run_bench_norm, "LayerNorm/RMSNorm speed vs copy bandwidth and oneDNN"},
+    {"check", "fp16", ampkit::tools::run_check_fp16, "fp16 gradient underflow (MI200 model) and the alt-impl policy"},
 };
 
 void print_usage() {
