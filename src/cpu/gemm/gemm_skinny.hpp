@@ -27,7 +27,7 @@ namespace {
 
 constexpr std::int64_t kSkinnyMax = gemm_skinny_max;  // min(m, n) up to this (gemm_kernels.hpp)
 
-constexpr std::int64_t kAxpyKb = 64, kAxpyPrefetch = 8, kDotRows = 32;  // see skinny_rows
+constexpr std::int64_t kAxpyKb = 16, kDotRows = 32;  // see skinny_rows
 
 struct SkinnyMode {
   bool flush, alt;
@@ -100,9 +100,11 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(acc + j * acc_ld + q * L);
   }
-  // Column runs are short (R * L elements) and kAxpyPrefetch columns apart in memory order:
-  // prefetch each line of the run kAxpyPrefetch columns ahead.
+  // Column runs are short (R * L elements), ldw apart: the hardware prefetcher does not follow,
+  // so each line of the run kAhead columns ahead is prefetched, kAhead * R * NC = 512 FMAs
+  // (~150 ns, a DRAM latency) ahead.
   constexpr std::int64_t kLines = (R * L * size + 63) / 64;
+  constexpr std::int64_t kAxpyPrefetch = 8;
   for (std::int64_t kk = k0; kk < k1; ++kk) {
     const unsigned char* col = w + kk * ldw * size;
     const float* srow = s + kk * s_ld;
@@ -126,13 +128,14 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
 }
 
 // Dot form, one chunk of R rows over k in [k0, k1) (k0 a multiple of L):
-//   lanes[(q * NC + j) * L + l] (+)= sum over kk = l mod L of W(q, kk) * S(kk, j)  (first: = instead)
+//   lanes[(q * lanes_ld + j) * L + l] (+)= sum over kk = l mod L of W(q, kk) * S(kk, j)  (first: = instead)
 // and when last: acc[j * acc_ld + q] = V::reduce_add of those lanes. W(q, kk) at
 // w[(kk + q * ldw) * size]; rows q >= valid give 0; S(kk, j) at s[(kk / L) * s_step + j * L + kk % L].
 template <class V, DType WT, int NC, int R>
 static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
                        std::int64_t k1, const float* s, std::int64_t s_step, SkinnyMode mode, bool first, bool last,
-                       std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
+                       std::int64_t& subnormals, float* lanes, std::int64_t lanes_ld, float* acc,
+                       std::int64_t acc_ld) {
   using Vec = typename V::Vec;
   constexpr std::int64_t L = V::kLanes;
   constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
@@ -142,7 +145,7 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
   for (int q = 0; q < R; ++q) {
     rows[q] = w + (q < valid ? q : 0) * ldw * size;
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(lanes + (q * NC + j) * L);
+    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(lanes + (q * lanes_ld + j) * L);
   }
   const auto step = [&](std::int64_t kk, typename V::Mask m) __attribute__((always_inline)) {
     Vec x[R];
@@ -169,13 +172,14 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
       if (last)
         acc[j * acc_ld + q] = V::reduce_add(c[q][j]);
       else
-        V::storeu(lanes + (q * NC + j) * L, c[q][j]);
+        V::storeu(lanes + (q * lanes_ld + j) * L, c[q][j]);
     }
 }
 
 // W rows [r0, r0 + span) x all small columns (in groups of NC <= V::kMaxCols) into
 // acc[s * acc_ld + (r - r0)]; rows >= r0 + rows read as 0 (span: rows rounded up to whole tiles).
 // Subnormals of W are counted in the first group only. lanes: kDotRows * kSkinnyMax * L floats.
+// (The lanes of chunk row q, group g, column j sit at ((q * cols) + g * NC + j) * L.)
 // Blocking keeps the reused data in L1: axpy walks k in blocks of kAxpyKb over every R-vector
 // chunk of the span (each block reads kAxpyKb whole column runs of W, page by page); dot walks
 // k in blocks whose packed S (NC x kb fp32) is 16 KiB, over kDotRows rows at a time, parking the
@@ -183,36 +187,35 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
 
 template <class V, DType WT, int NC>
 static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows, std::int64_t span, std::int64_t k,
-                        std::int64_t groups, const float* s, std::int64_t cols, SkinnyMode mode, std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
+                        std::int64_t groups, const float* s, std::int64_t cols, SkinnyMode mode,
+                        std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
   constexpr int R = static_cast<int>(V::kAccumulators / NC < 8 ? V::kAccumulators / NC : 8);
   constexpr std::int64_t L = V::kLanes;
-  constexpr std::int64_t kDotKb = 4096 / NC;  // NC * kDotKb * 4 bytes = 16 KiB (a multiple of L)
   const std::int64_t size = static_cast<std::int64_t>(dtype_size(WT));
-  const bool dot = w.r_stride != 1;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    std::int64_t ignored = 0;
-    std::int64_t& count = g == 0 ? subnormals : ignored;
-    float* out = acc + g * NC * acc_ld;
-    if (dot) {
-      for (std::int64_t rb = 0; rb < span; rb += kDotRows) {
-        const std::int64_t rb_end = rb + kDotRows < span ? rb + kDotRows : span;
-        const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
-        for (std::int64_t k0 = 0; k0 < k_end; k0 += kDotKb) {
-          const std::int64_t k1 = k0 + kDotKb < k ? k0 + kDotKb : k;
-          for (std::int64_t r = rb; r < rb_end; r += R)
+  const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
+  std::int64_t ignored = 0;
+  // The column groups are the innermost loop: W's chunk is read from memory once, then from L1.
+  if (w.r_stride != 1) {
+    const std::int64_t kb = 4096 / cols;  // cols * kb * 4 bytes = 16 KiB of S (a multiple of L)
+    for (std::int64_t rb = 0; rb < span; rb += kDotRows) {
+      const std::int64_t rb_end = rb + kDotRows < span ? rb + kDotRows : span;
+      for (std::int64_t k0 = 0; k0 < k_end; k0 += kb) {
+        const std::int64_t k1 = k0 + kb < k ? k0 + kb : k;
+        for (std::int64_t r = rb; r < rb_end; r += R)
+          for (std::int64_t g = 0; g < groups; ++g)
             skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k0, k1,
-                                     s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, count,
-                                     lanes + (r - rb) * NC * L, out + r, acc_ld);
-        }
+                                     s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, g == 0 ? subnormals : ignored,
+                                     lanes + ((r - rb) * cols + g * NC) * L, cols, acc + g * NC * acc_ld + r,
+                                     acc_ld);
       }
-    } else {
-      const std::int64_t k_end = k > 0 ? k : 1;
-      for (std::int64_t k0 = 0; k0 < k_end; k0 += kAxpyKb) {
-        const std::int64_t k1 = k0 + kAxpyKb < k ? k0 + kAxpyKb : k;
-        for (std::int64_t r = 0; r < span; r += R * L)
+    }
+  } else {
+    for (std::int64_t k0 = 0; k0 < k_end; k0 += kAxpyKb) {
+      const std::int64_t k1 = k0 + kAxpyKb < k ? k0 + kAxpyKb : k;
+      for (std::int64_t r = 0; r < span; r += R * L)
+        for (std::int64_t g = 0; g < groups; ++g)
           skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols,
-                                    mode, k0 == 0, count, out + r, acc_ld);
-      }
+                                    mode, k0 == 0, g == 0 ? subnormals : ignored, acc + g * NC * acc_ld + r, acc_ld);
     }
   }
 }

@@ -121,6 +121,16 @@ TEST(GemmSkinny, EdgeShapes) {
         compare(*kernel, c, rng);
         if (::testing::Test::HasFailure()) return;
       }
+    // Several column groups (AVX2: 8 per group) with sums parked between k blocks, every op.
+    for (std::int64_t s : {9, 16})
+      for (int ops = 0; ops < 8; ++ops) {
+        GemmCase c;
+        c.m = ops & 4 ? 70 : s, c.n = ops & 4 ? s : 70, c.k = 600;
+        c.op_a = ops & 1 ? Op::T : Op::N, c.op_b = ops & 2 ? Op::T : Op::N;
+        c.kind = Epilogue::DGELU_BGRAD, c.a = DType::f16, c.b = DType::bf16, c.mode = Fp16Mode::flush;
+        compare(*kernel, c, rng);
+        if (::testing::Test::HasFailure()) return;
+      }
   }
 }
 
