@@ -15,6 +15,7 @@
 // kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -94,22 +95,21 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
     if constexpr (!T::kPairs) {
       std::memcpy(dst + k0 * R, block, static_cast<std::size_t>(kb * R) * sizeof(float));
     } else {
-      // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top half.
-      for (std::int64_t kk = 0; kk < kb; ++kk) {
-        std::uint16_t* out = dst + ((k0 + kk) / 2) * 2 * R + ((k0 + kk) & 1);
-        const float* in = block + kk * R;
+      // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top halves,
+      // k pairs interleaved: pair word r = (bits of k0 + kk + 1, row r) high | (k0 + kk, row r) low.
+      // An odd last kk gets a zero partner. (kKb is even, so pairs never straddle blocks.)
+      alignas(64) std::uint32_t pairs[R];
+      for (std::int64_t kk = 0; kk < kb; kk += 2) {
+        const float* even = block + kk * R;
+        const float* odd = kk + 1 < kb ? even + R : nullptr;
+#pragma omp simd
         for (std::int64_t r = 0; r < R; ++r) {
-          std::uint32_t bits;
-          std::memcpy(&bits, in + r, 4);
-          out[2 * r] = static_cast<std::uint16_t>(bits >> 16);
+          const std::uint32_t lo = std::bit_cast<std::uint32_t>(even[r]) >> 16;
+          const std::uint32_t hi = odd != nullptr ? std::bit_cast<std::uint32_t>(odd[r]) & 0xffff0000u : 0u;
+          pairs[r] = hi | lo;
         }
+        std::memcpy(dst + (k0 + kk) * R, pairs, sizeof(pairs));
       }
-    }
-  }
-  if constexpr (T::kPairs) {
-    if (k & 1) {  // the odd k's partner in the last pair
-      std::uint16_t* out = dst + (k / 2) * 2 * R + 1;
-      for (std::int64_t r = 0; r < R; ++r) out[2 * r] = 0;
     }
   }
   return subnormals;
