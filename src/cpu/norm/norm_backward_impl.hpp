@@ -108,6 +108,61 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
   }
 }
 
+// Short rows (n <= O::kLanes, x needed): `count` (1..kLanes) rows, one vector each, with row
+// q's sums a and b in lane q (O::sums), otherwise the arithmetic of backward_row_group (the same
+// bits); block partials pdg/pdb updated row after row, in row order. Shapes as there.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGrads>
+[[gnu::always_inline]] inline void backward_short_rows(const void* dy, const void* x,
+                                                       const float* mean, const float* rstd,
+                                                       const void* gamma, void* dx, float* pdg,
+                                                       float* pdb, std::int64_t n,
+                                                       std::int64_t count, float inv_n) {
+  using V = typename O::V;
+  constexpr int kL = static_cast<int>(O::kLanes);
+  V g[kL], xm[kL], gx[kL];
+  V dg = O::zero(), db = O::zero();
+  if constexpr (kGrads) {
+    dg = O::template load<DType::f32>(pdg, 0, kL);
+    db = O::template load<DType::f32>(pdb, 0, kL);
+  }
+  const V gam = kGamma ? O::template load<P>(gamma, 0, n) : O::zero();
+#pragma GCC unroll 16
+  for (int q = 0; q < kL; ++q) {
+    if (q >= count) {
+      g[q] = xm[q] = gx[q] = O::zero();
+      continue;
+    }
+    const V d = O::template load<X>(row_ptr<X>(dy, q, n), 0, n);  // lanes past n: 0
+    xm[q] = O::template load<X>(row_ptr<X>(x, q, n), 0, n);
+    if constexpr (!kRms) xm[q] = O::sub(xm[q], O::set1(mean[q]));
+    const V xh = O::mul(xm[q], O::set1(rstd[q]));
+    g[q] = kGamma ? O::mul(gam, d) : d;
+    gx[q] = O::mul(g[q], xh);
+    if constexpr (kGrads) {
+      dg = O::fmadd(d, xh, dg);
+      if constexpr (!kRms) db = O::add(db, d);
+    }
+  }
+  if constexpr (kGrads) {
+    O::template store<DType::f32>(pdg, 0, dg, kL);
+    if constexpr (!kRms) O::template store<DType::f32>(pdb, 0, db, kL);
+  }
+  if constexpr (kDx) {
+    const V inv_nv = O::set1(inv_n);
+    const V r = O::template load<DType::f32>(rstd, 0, count);
+    const V a = kRms ? O::zero() : O::mul(O::sums(g), inv_nv);
+    const V b = O::mul(O::sums(gx), inv_nv);
+    const V c2 = O::mul(O::mul(r, r), b), c1 = O::mul(r, a);
+#pragma GCC unroll 16
+    for (int q = 0; q < kL; ++q) {
+      if (q >= count) break;
+      const V t = kRms ? O::mul(xm[q], O::lane(c2, q))
+                       : O::fmadd(xm[q], O::lane(c2, q), O::lane(c1, q));
+      O::template store<X>(row_ptr<X>(dx, q, n), 0, O::fmsub(g[q], O::lane(r, q), t), n);
+    }
+  }
+}
+
 // All rows. Without dgamma/dbeta: rows are independent (static split over threads when large).
 // With them: rows are cut into blocks of kNormRowBlock; block b's fp32 partials (n sums each for
 // dgamma and dbeta, row order) are computed by any thread, a wave of blocks at a time, and then
@@ -129,22 +184,33 @@ void backward_rows(const NormBackwardProblem& p) {
         p.mean ? p.mean + r0 : nullptr, p.rstd ? p.rstd + r0 : nullptr, p.gamma,
         kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n, rows - r0 - kR);
   };
-  // Rows [begin, end): groups of kNormRowGroup when rows are short, then the rest one by one.
+  // Rows [begin, end): groups of kLanes rows across lanes when n <= kLanes (x needed), else
+  // groups of kNormRowGroup when rows are short, then the rest one by one.
   auto row_range = [&]<bool kDx, bool kGrads>(std::int64_t begin, std::int64_t end, float* pdg,
                                               float* pdb) __attribute__((always_inline)) {
     std::int64_t r = begin;
+    if constexpr (kNeedX) {
+      if (n <= kL) {
+        for (; r < end; r += kL)
+          backward_short_rows<O, X, P, kRms, kGamma, kDx, kGrads>(
+              row_ptr<X>(p.dy, r, n), row_ptr<X>(p.x, r, n), p.mean ? p.mean + r : nullptr,
+              p.rstd + r, p.gamma, kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n,
+              min_i64(kL, end - r), inv_n);
+        return;
+      }
+    }
     if (n <= kNormShortRow)
       for (; r + kNormRowGroup <= end; r += kNormRowGroup)
         rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb);
     for (; r < end; ++r) rows_at.template operator()<kDx, kGrads, 1>(r, pdg, pdb);
   };
   if (!grads) {
-    // Independent rows, a static split in groups of kNormRowGroup rows.
-    const std::int64_t groups = (rows + kNormRowGroup - 1) / kNormRowGroup;
+    // Independent rows, a static split in groups of `per` rows.
+    const std::int64_t per = kNeedX && n <= kL ? kL : kNormRowGroup;
+    const std::int64_t groups = (rows + per - 1) / per;
     auto group = [&](std::int64_t g) __attribute__((always_inline)) {
-      row_range.template operator()<true, false>(g * kNormRowGroup,
-                                                 min_i64(rows, (g + 1) * kNormRowGroup),
-                                                 nullptr, nullptr);
+      row_range.template operator()<true, false>(g * per, min_i64(rows, (g + 1) * per), nullptr,
+                                                 nullptr);
     };
     if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -117,6 +117,59 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
   }
 }
 
+// Short rows (n <= O::kLanes): `count` (1..kLanes) rows from r0, one vector each, with the
+// statistics of row q in lane q, so horizontal sums (O::sums), square roots and divisions serve
+// kLanes rows at once. Same arithmetic, pairing and rounding per row as forward_row_group (the
+// same bits); missing rows (q >= count) are zeros and stored nowhere.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
+[[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p,
+                                                      std::int64_t r0, std::int64_t count,
+                                                      float inv_n) {
+  using V = typename O::V;
+  constexpr int kL = static_cast<int>(O::kLanes);
+  const std::int64_t n = p.n;
+  V v[kL], t[kL];
+#pragma GCC unroll 16
+  for (int q = 0; q < kL; ++q)
+    v[q] = q < count ? O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n) : O::zero();
+  const V inv_nv = O::set1(inv_n), epsv = O::set1(p.eps), one = O::set1(1.0f);
+  V m1 = O::zero(), c = O::zero(), r;
+  if constexpr (kRms) {
+#pragma GCC unroll 16
+    for (int q = 0; q < kL; ++q) t[q] = O::mul(v[q], v[q]);
+    r = O::div(one, O::sqrt(O::add(O::mul(O::sums(t), inv_nv), epsv)));
+  } else {
+    m1 = O::mul(O::sums(v), inv_nv);
+#pragma GCC unroll 16
+    for (int q = 0; q < kL; ++q) {
+      t[q] = O::head(O::sub(v[q], O::lane(m1, q)), n);  // lanes past n add nothing
+      v[q] = O::mul(t[q], t[q]);
+    }
+    const V sum_d = O::sums(t), sum_dd = O::sums(v);
+    c = O::mul(sum_d, inv_nv);
+    const V var = O::floor0(O::mul(O::sub(sum_dd, O::mul(sum_d, c)), inv_nv));
+    r = O::div(one, O::sqrt(O::add(var, epsv)));
+  }
+  const V ncr = O::mul(O::mul(c, r), O::set1(-1.0f));  // -(c*r), exactly
+#pragma GCC unroll 16
+  for (int q = 0; q < kL; ++q) {
+    if (q >= count) break;
+    V y = O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n);
+    y = kRms ? O::mul(y, O::lane(r, q))
+             : O::fmadd(O::sub(y, O::lane(m1, q)), O::lane(r, q), O::lane(ncr, q));
+    if constexpr (kGamma && kBeta) {
+      y = O::fmadd(y, O::template load<P>(p.gamma, 0, n), O::template load<P>(p.beta, 0, n));
+    } else if constexpr (kGamma) {
+      y = O::mul(y, O::template load<P>(p.gamma, 0, n));
+    } else if constexpr (kBeta) {
+      y = O::add(y, O::template load<P>(p.beta, 0, n));
+    }
+    O::template store<X>(row_ptr<X>(p.y, r0 + q, n), 0, y, n);
+  }
+  if (!kRms && p.mean) O::template store<DType::f32>(p.mean + r0, 0, O::add(m1, c), count);
+  if (p.rstd) O::template store<DType::f32>(p.rstd + r0, 0, r, count);
+}
+
 // All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
 // when the call is large enough, else a plain loop on the calling thread. Short rows go in
 // groups of kNormRowGroup (whole groups only; the rest one by one).
@@ -124,6 +177,22 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 void forward_rows(const NormForwardProblem& p) {
   const std::int64_t n = p.n, rows = p.rows;
   const float inv_n = 1.0f / static_cast<float>(n);
+  const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
+  if (n <= O::kLanes) {  // groups of kLanes rows across lanes, the last one partial
+    const std::int64_t groups = (rows + O::kLanes - 1) / O::kLanes;
+    auto run = [&](std::int64_t g) __attribute__((always_inline)) {
+      const std::int64_t r0 = g * O::kLanes;
+      forward_short_rows<O, X, P, kRms, kGamma, kBeta>(p, r0, min_i64(O::kLanes, rows - r0),
+                                                       inv_n);
+    };
+    if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t g = 0; g < groups; ++g) run(g);
+    } else {
+      for (std::int64_t g = 0; g < groups; ++g) run(g);
+    }
+    return;
+  }
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
   auto run = [&](std::int64_t g) __attribute__((always_inline)) {
@@ -133,7 +202,6 @@ void forward_rows(const NormForwardProblem& p) {
       forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n);
     }
   };
-  const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t g = 0; g < groups; ++g) run(g);

@@ -33,6 +33,30 @@ struct Avx2Ops {
   }
   /// Sum of the 8 lanes, always in the same order.
   [[gnu::always_inline]] static float sum(V v) { return simd256::reduce_add(v); }
+  /// Lane q of the result = sum(v[q]), bit for bit (the same pairings as sum: lane i + i+4,
+  /// then i + i+2, i + i+1), for 8 vectors at once: rows across lanes.
+  [[gnu::always_inline]] static V sums(const V (&v)[8]) {
+    V x[4], y[2];
+    for (int j = 0; j < 4; ++j)  // x[j]: rows 2j, 2j+1 in 128-bit halves, 4 partials each
+      x[j] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * j], v[2 * j + 1], 0x20),
+                           _mm256_permute2f128_ps(v[2 * j], v[2 * j + 1], 0x31));
+    for (int i = 0; i < 2; ++i)  // y[i], half k: rows 4i+k, 4i+2+k, 2 partials each
+      y[i] = _mm256_add_ps(_mm256_shuffle_ps(x[2 * i], x[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm256_shuffle_ps(x[2 * i], x[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // z, lane 4k+j: row k+2j; then back to lane q = row q.
+    const V z = _mm256_add_ps(_mm256_shuffle_ps(y[0], y[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm256_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
+  /// All lanes = lane q of v.
+  [[gnu::always_inline]] static V lane(V v, int q) {
+    return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(q));
+  }
+  /// Lane-wise a / b and sqrt(a), correctly rounded (the values of the scalar operations).
+  [[gnu::always_inline]] static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  [[gnu::always_inline]] static V sqrt(V a) { return _mm256_sqrt_ps(a); }
+  /// Lane-wise `a < 0 ? 0 : a` (NaN stays NaN, -0 stays -0).
+  [[gnu::always_inline]] static V floor0(V a) { return _mm256_max_ps(_mm256_setzero_ps(), a); }
   /// Correctly rounded square root (sqrtss), the same value as std::sqrt.
   [[gnu::always_inline]] static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
 

@@ -39,6 +39,34 @@ struct Avx512Ops {
     q = _mm_add_ss(q, _mm_movehdup_ps(q));
     return _mm_cvtss_f32(q);
   }
+  /// Lane q of the result = sum(v[q]), bit for bit (the same pairings as sum: lane i + i+8,
+  /// then i + i+4, i + i+2, i + i+1), for 16 vectors at once: rows across lanes.
+  [[gnu::always_inline]] static V sums(const V (&v)[16]) {
+    V w[8], x[4], y[2];
+    for (int k = 0; k < 8; ++k)  // w[k]: rows 2k, 2k+1 in 256-bit halves, 8 partials each
+      w[k] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x44),
+                           _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xee));
+    for (int j = 0; j < 4; ++j)  // x[j]: rows 4j..4j+3 in 128-bit blocks, 4 partials each
+      x[j] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0x88),
+                           _mm512_shuffle_f32x4(w[2 * j], w[2 * j + 1], 0xdd));
+    for (int i = 0; i < 2; ++i)  // y[i], block k: rows 8i+k, 8i+4+k, 2 partials each
+      y[i] = _mm512_add_ps(_mm512_shuffle_ps(x[2 * i], x[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_ps(x[2 * i], x[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // z, lane 4k+j: row k+4j; then back to lane q = row q.
+    const V z = _mm512_add_ps(_mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(idx, z);
+  }
+  /// All lanes = lane q of v.
+  [[gnu::always_inline]] static V lane(V v, int q) {
+    return _mm512_permutexvar_ps(_mm512_set1_epi32(q), v);
+  }
+  /// Lane-wise a / b and sqrt(a), correctly rounded (the values of the scalar operations).
+  [[gnu::always_inline]] static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  [[gnu::always_inline]] static V sqrt(V a) { return _mm512_sqrt_ps(a); }
+  /// Lane-wise `a < 0 ? 0 : a` (NaN stays NaN, -0 stays -0).
+  [[gnu::always_inline]] static V floor0(V a) { return _mm512_max_ps(_mm512_setzero_ps(), a); }
   /// Correctly rounded square root (vsqrtss), the same value as std::sqrt.
   [[gnu::always_inline]] static float sqrt(float a) { return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(a))); }
 
