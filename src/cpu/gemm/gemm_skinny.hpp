@@ -147,8 +147,18 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(lanes + (q * lanes_ld + j) * L);
   }
+  // With NC >= 4 the k blocks are short (<= 1024) and 32 rows advance together: too many
+  // streams for the hardware prefetcher, so each row is prefetched kDotAhead elements ahead
+  // (past the block: the next block continues the row; past the row: the next row starts there).
+  // 16 x 4096 x 4096: f32 15 -> 10-12 ms, bf16 12-14 -> 8-9 ms; with NC < 4 it cost 10-20 %.
+  constexpr std::int64_t kDotAhead = 1024;
   const auto step = [&](std::int64_t kk, typename V::Mask m) __attribute__((always_inline)) {
     Vec x[R];
+    if constexpr (NC >= 4) {
+#pragma GCC unroll 8
+      for (int q = 0; q < R; ++q)
+        _mm_prefetch(reinterpret_cast<const char*>(rows[q] + (kk + kDotAhead) * size), _MM_HINT_T0);
+    }
 #pragma GCC unroll 8
     for (int q = 0; q < R; ++q)
       x[q] = weights_mode<V, WT>(V::template load<WT>(rows[q] + kk * size, q < valid ? m : V::mask_for(0)), mode,
