@@ -24,17 +24,25 @@ struct RowStats {
 //   m1 = sum(x)/n; d = x - m1; sd = sum(d); sdd = sum(d*d); c = sd/n;
 //   var = (sdd - sd*c)/n; rstd = 1/sqrt(var + eps); mean = m1 + c
 // RMSNorm: rstd = 1/sqrt(sum(x*x)/n + eps). ("/n" is a multiplication by the fp32 1/n.)
+// With kWide (x narrower than f32) the first pass also stores the widened rows to `wide`
+// ([kR, n] f32, per-thread scratch in L1/L2) and later passes read those: the same values,
+// widened once.
 template <class O, DType X, bool kRms, int kR>
-[[gnu::always_inline]] inline void row_stats(const void* x, std::int64_t n, float inv_n,
-                                             float eps, RowStats* st, const void* next) {
+[[gnu::always_inline]] inline void row_stats(const void* x, float* wide, std::int64_t n,
+                                             float inv_n, float eps, RowStats* st,
+                                             const void* next) {
   using V = typename O::V;
+  constexpr bool kWide = X != DType::f32;
+  constexpr DType XR = kWide ? DType::f32 : X;
   V acc[kR][2];
 #pragma GCC unroll 8
   for (int q = 0; q < kR; ++q) {
     const void* xq = row_ptr<X>(x, q, n);
+    float* wq = kWide ? wide + q * n : nullptr;
     acc[q][0] = acc[q][1] = O::zero();
     for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       const V v = O::template load<X>(xq, i, k);
+      if constexpr (kWide) O::template store<DType::f32>(wq, i, v, k);
       acc[q][s] = kRms ? O::fmadd(v, v, acc[q][s]) : O::add(acc[q][s], v);
     });
   }
@@ -46,13 +54,13 @@ template <class O, DType X, bool kRms, int kR>
     V sd[kR][2], sdd[kR][2];
 #pragma GCC unroll 8
     for (int q = 0; q < kR; ++q) {
-      const void* xq = row_ptr<X>(x, q, n);
+      const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(x, q, n);
       st[q].m1 = O::sum(O::add(acc[q][0], acc[q][1])) * inv_n;
       const V m1v = O::set1(st[q].m1);
       sd[q][0] = sd[q][1] = sdd[q][0] = sdd[q][1] = O::zero();
       for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
         // Lanes past the tail read 0; zero their deviation so they add nothing.
-        V d = O::sub(O::template load<X>(xq, i, k), m1v);
+        V d = O::sub(O::template load<XR>(xq, i, k), m1v);
         if (k < O::kLanes) d = O::head(d, k);
         if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
         sd[q][s] = O::add(sd[q][s], d);
@@ -73,10 +81,10 @@ template <class O, DType X, bool kRms, int kR>
 
 // One row: y = ((x - m1) - c) * rstd * gamma + beta, computed as
 // fma(x - m1, rstd, -(c*rstd)) * gamma + beta (RMSNorm: x * rstd * gamma).
-// x, y: [n] of dtype X; gamma, beta: [n] of dtype P (used when kGamma / kBeta). `next` (the
-// next row of x, or null) is prefetched meanwhile, so memory keeps streaming while this row is
-// computed from cache.
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
+// x: [n] of dtype XR (x itself, or its widened copy); y: [n] of dtype X; gamma, beta: [n] of
+// dtype P (used when kGamma / kBeta). `next` (the next row of x, or null) is prefetched
+// meanwhile, so memory keeps streaming while this row is computed from cache.
+template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBeta>
 [[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma,
                                                  const void* beta, std::int64_t n,
                                                  const RowStats& st, const void* next) {
@@ -84,7 +92,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
   const V rv = O::set1(st.r), m1v = O::set1(st.m1), ncr = O::set1(-(st.c * st.r));
   for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
     if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
-    V v = O::template load<X>(x, i, k);
+    V v = O::template load<XR>(x, i, k);
     v = kRms ? O::mul(v, rv) : O::fmadd(O::sub(v, m1v), rv, ncr);
     if constexpr (kGamma && kBeta) {
       v = O::fmadd(v, O::template load<P>(gamma, i, k), O::template load<P>(beta, i, k));
@@ -99,19 +107,22 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 
 // kR rows starting at row r0: statistics, then y, mean and rstd. After the first pass a row is
 // in L1/L2, so memory sees one read of x and one write of y.
+// wide: [kR, n] f32 scratch (used when x is narrower than f32).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 [[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p,
-                                                     std::int64_t r0, float inv_n) {
+                                                     std::int64_t r0, float inv_n, float* wide) {
+  constexpr bool kWide = X != DType::f32;
+  constexpr DType XR = kWide ? DType::f32 : X;
   const std::int64_t n = p.n;
   RowStats st[kR];
   // Long rows (kR = 1) prefetch the next row while working on this one from cache.
   const void* next = kR == 1 && r0 + 1 < p.rows ? row_ptr<X>(p.x, r0 + 1, n) : nullptr;
-  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), n, inv_n, p.eps, st, next);
+  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st, next);
 #pragma GCC unroll 8
   for (int q = 0; q < kR; ++q) {
-    normalize_row<O, X, P, kRms, kGamma, kBeta>(row_ptr<X>(p.x, r0 + q, n),
-                                                row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n,
-                                                st[q], next);
+    const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(p.x, r0 + q, n);
+    normalize_row<O, X, XR, P, kRms, kGamma, kBeta>(xq, row_ptr<X>(p.y, r0 + q, n), p.gamma,
+                                                    p.beta, n, st[q], next);
     if (!kRms && p.mean) p.mean[r0 + q] = st[q].m1 + st[q].c;
     if (p.rstd) p.rstd[r0 + q] = st[q].r;
   }
@@ -195,21 +206,28 @@ void forward_rows(const NormForwardProblem& p) {
   }
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
-  auto run = [&](std::int64_t g) __attribute__((always_inline)) {
+  const std::int64_t wide_floats = X != DType::f32 ? group * n : 0;
+  auto run = [&](std::int64_t g, float* wide) __attribute__((always_inline)) {
     if (group == kNormRowGroup) {
-      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(p, g * group, inv_n);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(p, g * group, inv_n, wide);
     } else {
-      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n, wide);
     }
   };
   if (threads > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t g = 0; g < groups; ++g) run(g);
+#pragma omp parallel num_threads(threads)
+    {
+      float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
+#pragma omp for schedule(static)
+      for (std::int64_t g = 0; g < groups; ++g) run(g, wide);
+    }
   } else {
-    for (std::int64_t g = 0; g < groups; ++g) run(g);
+    float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
+    for (std::int64_t g = 0; g < groups; ++g) run(g, wide);
   }
+  float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
   for (std::int64_t r = groups * group; r < rows; ++r)
-    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, r, inv_n);
+    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, r, inv_n, wide);
 }
 
 // The one place where the runtime dtypes and the presence of gamma/beta become template

@@ -62,10 +62,7 @@ struct Scratch {
   ~Scratch() { ::operator delete[](data, std::align_val_t{64}); }
 };
 
-}  // namespace
-
-float* norm_scratch(std::int64_t floats) {
-  thread_local Scratch scratch;
+float* grow(Scratch& scratch, std::int64_t floats) {
   if (floats > scratch.capacity) {
     ::operator delete[](scratch.data, std::align_val_t{64});
     scratch.data = nullptr;
@@ -76,6 +73,18 @@ float* norm_scratch(std::int64_t floats) {
     scratch.capacity = grown;
   }
   return scratch.data;
+}
+
+}  // namespace
+
+float* norm_scratch(std::int64_t floats) {
+  thread_local Scratch scratch;
+  return grow(scratch, floats);
+}
+
+float* norm_row_scratch(std::int64_t floats) {
+  thread_local Scratch scratch;
+  return grow(scratch, floats);
 }
 
 }  // namespace cpu

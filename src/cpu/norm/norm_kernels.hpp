@@ -113,4 +113,8 @@ class ForcedNormKernel {
 /// only when a call needs more than any earlier call on this thread; never shrinks.
 float* norm_scratch(std::int64_t floats);
 
+/// A second per-calling-thread fp32 scratch, 64-byte aligned, for rows widened to f32 (kept
+/// apart from norm_scratch, which may hold dgamma/dbeta totals at the same time). Grows the same way.
+float* norm_row_scratch(std::int64_t floats);
+
 }  // namespace ampkit::cpu
