@@ -28,15 +28,20 @@ constexpr std::int64_t kNormBlocksPerThreadPerWave = 2;
 //           g*rstd - ((x - mean)*(rstd*rstd*b) + rstd*a)
 // Each pass runs for all kR rows before the next, so short rows' latency chains overlap.
 // Without kNeedX (only dbeta requested) x, mean and rstd are not read: pdb += dy.
+// With kDx, x narrower than f32 and short rows (kR > 1: kWide), pass 1 also stores g and
+// x - mean (f32) to `wide` ([2][kR][n], per-thread scratch in L1) and pass 2 reads them: the same
+// values, computed once. (Measured: faster for n = 56, slower for n = 4096, where the extra
+// stores compete with the dgamma/dbeta partials for L1.)
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads,
           int kR>
 [[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x,
                                                       const float* mean, const float* rstd,
                                                       const void* gamma, void* dx, float* pdg,
                                                       float* pdb, std::int64_t n, float inv_n,
-                                                      std::int64_t rows_after) {
+                                                      std::int64_t rows_after, float* wide) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
+  constexpr bool kWide = kDx && X != DType::f32 && kR > 1;
   if constexpr (!kNeedX) {
 #pragma GCC unroll 8
     for (int q = 0; q < kR; ++q) {
@@ -58,14 +63,18 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
       const void* dyq = row_ptr<X>(dy, q, n);
       const void* xq = row_ptr<X>(x, q, n);
       const V mv = O::set1(kRms ? 0.0f : mean[q]), rv = O::set1(rstd[q]);
+      float* const wg = kWide ? wide + q * n : nullptr;
+      float* const wx = kWide ? wide + (kR + q) * n : nullptr;
       sg[q][0] = sg[q][1] = sgx[q][0] = sgx[q][1] = O::zero();
       for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
         const V d = O::template load<X>(dyq, i, k);  // lanes past the tail: 0, so g = 0 there
         V xh = O::template load<X>(xq, i, k);
         if constexpr (!kRms) xh = O::sub(xh, mv);
+        if constexpr (kWide) O::template store<DType::f32>(wx, i, xh, k);
         xh = O::mul(xh, rv);
         if constexpr (kDx) {
           const V g = g_at(i, k, d);
+          if constexpr (kWide) O::template store<DType::f32>(wg, i, g, k);
           if constexpr (!kRms) sg[q][s] = O::add(sg[q][s], g);
           sgx[q][s] = O::fmadd(g, xh, sgx[q][s]);
         }
@@ -98,9 +107,16 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
             O::prefetch(dy_next, i * static_cast<std::int64_t>(dtype_size(X)));
             O::prefetch(x_next, i * static_cast<std::int64_t>(dtype_size(X)));
           }
-          const V g = g_at(i, k, O::template load<X>(dyq, i, k));
-          V xm = O::template load<X>(xq, i, k);
-          const V t = kRms ? O::mul(xm, c2) : O::fmadd(O::sub(xm, mv), c2, c1);
+          V g, xm;
+          if constexpr (kWide) {
+            g = O::template load<DType::f32>(wide + q * n, i, k);
+            xm = O::template load<DType::f32>(wide + (kR + q) * n, i, k);  // x - mean
+          } else {
+            g = g_at(i, k, O::template load<X>(dyq, i, k));
+            xm = O::template load<X>(xq, i, k);
+            if constexpr (!kRms) xm = O::sub(xm, mv);
+          }
+          const V t = kRms ? O::mul(xm, c2) : O::fmadd(xm, c2, c1);
           O::template store<X>(dxq, i, O::fmsub(g, rv, t), k);
         });
       }
@@ -177,12 +193,12 @@ void backward_rows(const NormBackwardProblem& p) {
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   const float inv_n = 1.0f / static_cast<float>(n);
   // Rows [r0, r0 + kR).
-  auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb)
-                     __attribute__((always_inline)) {
+  auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb,
+                                                    float* wide) __attribute__((always_inline)) {
     backward_row_group<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads, kR>(
         row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr,
         p.mean ? p.mean + r0 : nullptr, p.rstd ? p.rstd + r0 : nullptr, p.gamma,
-        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n, rows - r0 - kR);
+        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n, rows - r0 - kR, wide);
   };
   // Rows [begin, end): groups of kLanes rows across lanes when n <= kLanes (x needed), else
   // groups of kNormRowGroup when rows are short, then the rest one by one.
@@ -199,10 +215,14 @@ void backward_rows(const NormBackwardProblem& p) {
         return;
       }
     }
+    // g and x - mean of widened rows (see backward_row_group).
+    float* const wide = kDx && kNeedX && X != DType::f32 && n <= kNormShortRow
+                            ? norm_row_scratch(2 * kNormRowGroup * n)
+                            : nullptr;
     if (n <= kNormShortRow)
       for (; r + kNormRowGroup <= end; r += kNormRowGroup)
-        rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb);
-    for (; r < end; ++r) rows_at.template operator()<kDx, kGrads, 1>(r, pdg, pdb);
+        rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb, wide);
+    for (; r < end; ++r) rows_at.template operator()<kDx, kGrads, 1>(r, pdg, pdb, wide);
   };
   if (!grads) {
     // Independent rows, a static split in groups of `per` rows.
