@@ -139,7 +139,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
   const std::int64_t n = p.n;
-  V v[kL], t[kL];
+  V v[kL], t[kL], sq[kL];
 #pragma GCC unroll 16
   for (int q = 0; q < kL; ++q)
     v[q] = q < count ? O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n) : O::zero();
@@ -147,16 +147,16 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
   V m1 = O::zero(), c = O::zero(), r;
   if constexpr (kRms) {
 #pragma GCC unroll 16
-    for (int q = 0; q < kL; ++q) t[q] = O::mul(v[q], v[q]);
-    r = O::div(one, O::sqrt(O::add(O::mul(O::sums(t), inv_nv), epsv)));
+    for (int q = 0; q < kL; ++q) sq[q] = O::mul(v[q], v[q]);
+    r = O::div(one, O::sqrt(O::add(O::mul(O::sums(sq), inv_nv), epsv)));
   } else {
     m1 = O::mul(O::sums(v), inv_nv);
 #pragma GCC unroll 16
     for (int q = 0; q < kL; ++q) {
       t[q] = O::head(O::sub(v[q], O::lane(m1, q)), n);  // lanes past n add nothing
-      v[q] = O::mul(t[q], t[q]);
+      sq[q] = O::mul(t[q], t[q]);
     }
-    const V sum_d = O::sums(t), sum_dd = O::sums(v);
+    const V sum_d = O::sums(t), sum_dd = O::sums(sq);
     c = O::mul(sum_d, inv_nv);
     const V var = O::floor0(O::mul(O::sub(sum_dd, O::mul(sum_d, c)), inv_nv));
     r = O::div(one, O::sqrt(O::add(var, epsv)));
@@ -165,9 +165,8 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 #pragma GCC unroll 16
   for (int q = 0; q < kL; ++q) {
     if (q >= count) break;
-    V y = O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n);
-    y = kRms ? O::mul(y, O::lane(r, q))
-             : O::fmadd(O::sub(y, O::lane(m1, q)), O::lane(r, q), O::lane(ncr, q));
+    V y = kRms ? O::mul(v[q], O::lane(r, q))
+               : O::fmadd(t[q], O::lane(r, q), O::lane(ncr, q));  // t = x - m1 (head)
     if constexpr (kGamma && kBeta) {
       y = O::fmadd(y, O::template load<P>(p.gamma, 0, n), O::template load<P>(p.beta, 0, n));
     } else if constexpr (kGamma) {
