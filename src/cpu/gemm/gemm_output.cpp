@@ -73,6 +73,51 @@ void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::i
   }
 }
 
+namespace {
+
+// Element (r, kk) of the summed operand at base[r * r_stride + kk * k_stride], widened to fp32
+// and seen as the fp16 mode sees it.
+template <DType T>
+float operand_value(const void* base, std::int64_t idx, const GemmProblem& problem) {
+  if constexpr (T == DType::f32) {
+    return static_cast<const float*>(base)[idx];
+  } else if constexpr (T == DType::bf16) {
+    return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]);
+  } else {
+    float v = half_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]);
+    if (problem.flush && gemm_math::is_f16_subnormal_input(v)) v = 0.0f;
+    if (problem.alt) v = gemm_math::round_to_bf16(v);
+    return v;
+  }
+}
+
+// sums[r] = sum over kk of element (r, kk): fp32 within blocks of kBlock k values in k order,
+// the block sums added in double. Rows go kRows at a time with their chains interleaved (the same
+// order per row, so the same bits; one dependent fp32 chain per row would stall on add latency).
+template <DType T>
+void operand_sums(const GemmProblem& problem, const void* base, std::int64_t length,
+                  std::int64_t k, std::int64_t r_stride, std::int64_t k_stride, double* sums) {
+  constexpr std::int64_t kBlock = 256, kRows = 8;
+  const std::int64_t groups = (length + kRows - 1) / kRows;
+  const bool parallel = length * k > 65536;
+#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const std::int64_t r0 = g * kRows, rows = length - r0 < kRows ? length - r0 : kRows;
+    double total[kRows] = {};
+    for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
+      const std::int64_t k1 = k0 + kBlock < k ? k0 + kBlock : k;
+      float block[kRows] = {};
+      for (std::int64_t kk = k0; kk < k1; ++kk)
+        for (std::int64_t j = 0; j < rows; ++j)
+          block[j] += operand_value<T>(base, (r0 + j) * r_stride + kk * k_stride, problem);
+      for (std::int64_t j = 0; j < rows; ++j) total[j] += block[j];
+    }
+    for (std::int64_t j = 0; j < rows; ++j) sums[r0 + j] = total[j];
+  }
+}
+
+}  // namespace
+
 void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   const GemmArgs& a = problem.args;
   const bool rows_of_a = problem.bias_grad == GemmBiasGrad::rows_of_a;
@@ -83,30 +128,10 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   // Element (r, kk) of op(A) (r < m) or of op(B)^T (r < n), as (r * r_stride + kk * k_stride).
   const bool stored_by_k = rows_of_a ? a.op_a == Op::T : a.op_b == Op::N;
   const std::int64_t r_stride = stored_by_k ? ld : 1, k_stride = stored_by_k ? 1 : ld;
-  const bool f16 = t == DType::f16;
-  constexpr std::int64_t kBlock = 256;
-  const bool parallel = length * k > 65536;
-#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
-  for (std::int64_t r = 0; r < length; ++r) {
-    double total = 0.0;
-    for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
-      const std::int64_t k1 = k0 + kBlock < k ? k0 + kBlock : k;
-      float block = 0.0f;
-      for (std::int64_t kk = k0; kk < k1; ++kk) {
-        const std::int64_t idx = r * r_stride + kk * k_stride;
-        float v;
-        switch (t) {
-          case DType::f32: v = static_cast<const float*>(base)[idx]; break;
-          case DType::bf16: v = bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]); break;
-          default: v = half_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]); break;
-        }
-        if (f16 && problem.flush && gemm_math::is_f16_subnormal_input(v)) v = 0.0f;
-        if (f16 && problem.alt) v = gemm_math::round_to_bf16(v);
-        block += v;
-      }
-      total += block;
-    }
-    sums[r] = total;
+  switch (t) {
+    case DType::f32: return operand_sums<DType::f32>(problem, base, length, k, r_stride, k_stride, sums);
+    case DType::bf16: return operand_sums<DType::bf16>(problem, base, length, k, r_stride, k_stride, sums);
+    case DType::f16: return operand_sums<DType::f16>(problem, base, length, k, r_stride, k_stride, sums);
   }
 }
 
