@@ -2,6 +2,7 @@
 // layer, internal); simd_avx512.hpp picks vcvtneps2bf16 when compiled with AVX512_BF16.
 #pragma once
 
+#include "core/element.hpp"
 #include "core/simd_avx512.hpp"
 
 namespace ampkit::cpu {
@@ -19,18 +20,9 @@ void convert_rows_avx512(const void* src, void* dst, std::int64_t n) {
 
 // The one place the runtime dtypes become template parameters.
 void convert_dispatch_avx512(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  auto with_to = [&]<DType F>() {
-    switch (to) {
-      case DType::f32: return convert_rows_avx512<F, DType::f32>(src, dst, n);
-      case DType::bf16: return convert_rows_avx512<F, DType::bf16>(src, dst, n);
-      case DType::f16: return convert_rows_avx512<F, DType::f16>(src, dst, n);
-    }
-  };
-  switch (from) {
-    case DType::f32: return with_to.template operator()<DType::f32>();
-    case DType::bf16: return with_to.template operator()<DType::bf16>();
-    case DType::f16: return with_to.template operator()<DType::f16>();
-  }
+  visit_dtype(from, [&]<DType F>() {
+    visit_dtype(to, [&]<DType T>() { convert_rows_avx512<F, T>(src, dst, n); });
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ampkit/threading.hpp"
+#include "core/element.hpp"
 
 namespace ampkit::testing {
 
@@ -15,23 +16,9 @@ std::uint64_t fresh_seed() {
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
-double Buffer::get(std::int64_t i) const {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(data())[i];
-    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(data())[i]);
-    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(data())[i]);
-  }
-  return 0.0;
-}
+double Buffer::get(std::int64_t i) const { return cpu::load_element(data(), dtype, i); }
 
-void Buffer::set(std::int64_t i, double v) {
-  const float f = static_cast<float>(v);
-  switch (dtype) {
-    case DType::f32: static_cast<float*>(data())[i] = f; break;
-    case DType::bf16: static_cast<std::uint16_t*>(data())[i] = float_to_bf16_bits(f); break;
-    case DType::f16: static_cast<std::uint16_t*>(data())[i] = float_to_half_bits(f); break;
-  }
-}
+void Buffer::set(std::int64_t i, double v) { cpu::store_element(data(), dtype, i, static_cast<float>(v)); }
 
 void Buffer::poison() {
   for (std::int64_t i = 0; i < size(); ++i) set(i, std::nan(""));

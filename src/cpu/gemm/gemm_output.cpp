@@ -11,6 +11,7 @@
 
 #include "ampkit/float16.hpp"
 #include "ampkit/threading.hpp"
+#include "core/element.hpp"
 #include "cpu/gemm/gemm_math.hpp"
 
 namespace ampkit::cpu {
@@ -62,13 +63,7 @@ void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::i
   const GemmEpilogue& e = problem.args.epilogue;
   for (std::int64_t i = 0; i < length; ++i) {
     double v = sums[i];
-    if (e.accumulate_bias_grad) {
-      switch (e.bias_dtype) {
-        case DType::f32: v += static_cast<const float*>(e.bias_grad)[i]; break;
-        case DType::bf16: v += bf16_bits_to_float(static_cast<const std::uint16_t*>(e.bias_grad)[i]); break;
-        case DType::f16: v += half_bits_to_float(static_cast<const std::uint16_t*>(e.bias_grad)[i]); break;
-      }
-    }
+    if (e.accumulate_bias_grad) v += load_element(e.bias_grad, e.bias_dtype, i);
     gemm_store_rounded(e.bias_grad, i, e.bias_dtype, v, problem.flush, counters);
   }
 }
@@ -128,11 +123,7 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   // Element (r, kk) of op(A) (r < m) or of op(B)^T (r < n), as (r * r_stride + kk * k_stride).
   const bool stored_by_k = rows_of_a ? a.op_a == Op::T : a.op_b == Op::N;
   const std::int64_t r_stride = stored_by_k ? ld : 1, k_stride = stored_by_k ? 1 : ld;
-  switch (t) {
-    case DType::f32: return operand_sums<DType::f32>(problem, base, length, k, r_stride, k_stride, sums);
-    case DType::bf16: return operand_sums<DType::bf16>(problem, base, length, k, r_stride, k_stride, sums);
-    case DType::f16: return operand_sums<DType::f16>(problem, base, length, k, r_stride, k_stride, sums);
-  }
+  visit_dtype(t, [&]<DType T>() { operand_sums<T>(problem, base, length, k, r_stride, k_stride, sums); });
 }
 
 void* gemm_workspace(std::size_t bytes) {

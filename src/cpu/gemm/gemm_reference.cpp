@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ampkit/float16.hpp"
+#include "core/element.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
@@ -13,19 +14,10 @@
 namespace ampkit::cpu {
 namespace {
 
-double load(const void* base, DType t, std::int64_t i) {
-  switch (t) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
-  }
-  return 0.0;
-}
-
 // An operand element as the mode sees it: f16 subnormals counted; flushed (flush) or every f16
 // value rounded to bf16 (alt).
 double operand(const GemmProblem& p, const void* base, DType t, std::int64_t i, GemmCounters& counters) {
-  float v = static_cast<float>(load(base, t, i));
+  float v = static_cast<float>(load_element(base, t, i));
   if (t != DType::f16) return v;
   if (gemm_math::is_f16_subnormal_input(v)) {
     ++counters.fp16_subnormal_inputs;
@@ -75,15 +67,15 @@ void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
       double acc = 0.0;
       for (std::int64_t kk = 0; kk < k; ++kk) acc += op_a[i * k + kk] * op_b[j * k + kk];
       double x = static_cast<double>(a.alpha) * acc;
-      if (p.use_c) x += static_cast<double>(a.beta) * load(a.c, a.c_dtype, i + j * a.ldc);
-      if (p.has_bias) x += load(e.bias, e.bias_dtype, i);
+      if (p.use_c) x += static_cast<double>(a.beta) * load_element(a.c, a.c_dtype, i + j * a.ldc);
+      if (p.has_bias) x += load_element(e.bias, e.bias_dtype, i);
       if (p.aux_out) gemm_store_rounded(e.aux, i + j * e.aux_ld, e.aux_dtype, x, p.flush, counters);
       switch (p.activation) {
         case GemmActivation::none: break;
         case GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
         case GemmActivation::gelu: x = gelu(x, e.gelu); break;
-        case GemmActivation::drelu: x = load(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
-        case GemmActivation::dgelu: x *= gelu_derivative(load(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu); break;
+        case GemmActivation::drelu: x = load_element(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
+        case GemmActivation::dgelu: x *= gelu_derivative(load_element(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu); break;
       }
       if (p.bias_grad == GemmBiasGrad::rows_of_d) bias_sums[i] += x;
       gemm_store_rounded(a.d, i + j * a.ldd, a.d_dtype, x, p.flush, counters);

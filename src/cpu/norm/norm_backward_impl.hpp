@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ampkit/threading.hpp"
+#include "core/element.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"
 
@@ -311,11 +312,7 @@ void norm_backward_dispatch(const NormBackwardProblem& p) {
     if (p.param_dtype == DType::f32) return with_params.template operator()<X, DType::f32>();
     return with_params.template operator()<X, X>();
   };
-  switch (p.x_dtype) {
-    case DType::f32: return with_x.template operator()<DType::f32>();
-    case DType::bf16: return with_x.template operator()<DType::bf16>();
-    case DType::f16: return with_x.template operator()<DType::f16>();
-  }
+  visit_dtype(p.x_dtype, with_x);
 }
 
 }  // namespace

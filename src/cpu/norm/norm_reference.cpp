@@ -7,19 +7,11 @@
 #include <cstdint>
 
 #include "ampkit/float16.hpp"
+#include "core/element.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
-
-double load(const void* base, DType t, std::int64_t i) {
-  switch (t) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
-    case DType::f16: return half_bits_to_float(static_cast<const std::uint16_t*>(base)[i]);
-  }
-  return 0.0;
-}
 
 // v rounded to float with "round to odd" (truncate, then set the last bit if inexact). Rounding
 // that float to bf16/f16 (nearest even) equals rounding v directly, since float keeps more than
@@ -60,20 +52,20 @@ void forward(const NormForwardProblem& p, bool rms) {
     char* y = row(p.y, p.x_dtype, r, p.n);
     double mu = 0.0;
     if (!rms) {
-      for (std::int64_t j = 0; j < p.n; ++j) mu += load(x, p.x_dtype, j);
+      for (std::int64_t j = 0; j < p.n; ++j) mu += load_element(x, p.x_dtype, j);
       mu /= n;
     }
     double var = 0.0;
     for (std::int64_t j = 0; j < p.n; ++j) {
-      const double d = load(x, p.x_dtype, j) - mu;
+      const double d = load_element(x, p.x_dtype, j) - mu;
       var += d * d;
     }
     var /= n;
     const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.eps));
     for (std::int64_t j = 0; j < p.n; ++j) {
-      double v = (load(x, p.x_dtype, j) - mu) * rstd;
-      if (p.gamma) v *= load(p.gamma, p.param_dtype, j);
-      if (p.beta) v += load(p.beta, p.param_dtype, j);
+      double v = (load_element(x, p.x_dtype, j) - mu) * rstd;
+      if (p.gamma) v *= load_element(p.gamma, p.param_dtype, j);
+      if (p.beta) v += load_element(p.beta, p.param_dtype, j);
       store(y, p.x_dtype, j, v);
     }
     if (p.mean) p.mean[r] = static_cast<float>(mu);
@@ -96,18 +88,18 @@ void backward(const NormBackwardProblem& p, bool rms) {
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const char* dy = row(p.dy, p.x_dtype, r, p.n);
     if (p.dbeta)
-      for (std::int64_t j = 0; j < p.n; ++j) dbeta[j] += load(dy, p.x_dtype, j);
+      for (std::int64_t j = 0; j < p.n; ++j) dbeta[j] += load_element(dy, p.x_dtype, j);
     if (!need_x) continue;
     const char* x = row(p.x, p.x_dtype, r, p.n);
     const double mu = rms ? 0.0 : static_cast<double>(p.mean[r]);
     const double rstd = p.rstd[r];
-    auto xhat = [&](std::int64_t j) { return (load(x, p.x_dtype, j) - mu) * rstd; };
+    auto xhat = [&](std::int64_t j) { return (load_element(x, p.x_dtype, j) - mu) * rstd; };
     auto g = [&](std::int64_t j) {
-      const double d = load(dy, p.x_dtype, j);
-      return p.gamma ? d * load(p.gamma, p.param_dtype, j) : d;
+      const double d = load_element(dy, p.x_dtype, j);
+      return p.gamma ? d * load_element(p.gamma, p.param_dtype, j) : d;
     };
     if (p.dgamma)
-      for (std::int64_t j = 0; j < p.n; ++j) dgamma[j] += load(dy, p.x_dtype, j) * xhat(j);
+      for (std::int64_t j = 0; j < p.n; ++j) dgamma[j] += load_element(dy, p.x_dtype, j) * xhat(j);
     if (!p.dx) continue;
     double sum_g = 0.0, sum_gx = 0.0;
     for (std::int64_t j = 0; j < p.n; ++j) {
@@ -122,10 +114,10 @@ void backward(const NormBackwardProblem& p, bool rms) {
   for (std::int64_t j = 0; j < p.n; ++j) {
     if (p.dgamma)
       store(p.dgamma, p.param_dtype, j,
-            dgamma[j] + (p.accumulate ? load(p.dgamma, p.param_dtype, j) : 0.0));
+            dgamma[j] + (p.accumulate ? load_element(p.dgamma, p.param_dtype, j) : 0.0));
     if (p.dbeta)
       store(p.dbeta, p.param_dtype, j,
-            dbeta[j] + (p.accumulate ? load(p.dbeta, p.param_dtype, j) : 0.0));
+            dbeta[j] + (p.accumulate ? load_element(p.dbeta, p.param_dtype, j) : 0.0));
   }
 }
 
