@@ -133,6 +133,21 @@ double Peaks::for_case(const DtypeMode& dm, int t, const char** name) const {
   return std::nan("");
 }
 
+RunSettings parse_run_settings(const Options& opt, bool quick, const char* command) {
+  RunSettings s;
+  s.threads = opt.common().threads;
+  if (s.threads.empty()) s.threads = quick ? std::vector<int>{1} : std::vector<int>{1, 2};
+  const std::string peers_text = opt.value_or("--peers", "openblas,onednn");
+  if (peers_text != "none") s.peers = split_list(peers_text);
+  for (const std::string& p : s.peers)
+    if (p != "openblas" && p != "onednn")
+      fail(command, "--peers: unknown peer '", p, "' (openblas, onednn, none)");
+  s.measure.min_samples = opt.common().reps > 0 ? opt.common().reps : (quick ? 3 : 5);
+  s.measure.min_total_ms = quick ? 30.0 : 200.0;
+  s.measure.warmup_calls = quick ? 1 : 2;
+  return s;
+}
+
 double gemm_gflops(const PeerShape& s, double ms) {
   return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (ms * 1e6);
 }

@@ -33,6 +33,16 @@ const char* epilogue_name(Epilogue e);
 /// Parses a comma list of epilogue names (case-insensitive); throws Error naming `command`.
 std::vector<Epilogue> parse_epilogues(const std::string& text, const char* command);
 
+/// The options `bench gemm` and `bench linear` share: thread counts (default 1,2; 1 with --quick),
+/// peers (--peers openblas,onednn | none) and how long each case is timed.
+struct RunSettings {
+  std::vector<int> threads;
+  std::vector<std::string> peers;
+  MeasureOptions measure;
+};
+/// Reads them from `opt`; throws Error naming `command` on an unknown peer.
+RunSettings parse_run_settings(const Options& opt, bool quick, const char* command);
+
 /// The ceilings of this machine, measured now for each thread count.
 struct Peaks {
   std::vector<int> threads;

@@ -83,18 +83,10 @@ int run_bench_linear(const Args& args) {
   for (const std::string& p : passes)
     if (p != "forward" && p != "forward_gelu" && p != "backward_dx" && p != "backward_dw")
       fail(kCommand, "--pass: unknown pass '", p, "' (expected some of ", kAllPasses, ")");
-  std::vector<int> threads = opt.common().threads;
-  if (threads.empty()) threads = quick ? std::vector<int>{1} : std::vector<int>{1, 2};
-  const std::string peers_text = opt.value_or("--peers", "openblas,onednn");
-  const std::vector<std::string> peers =
-      peers_text == "none" ? std::vector<std::string>{} : split_list(peers_text);
-  for (const std::string& p : peers)
-    if (p != "openblas" && p != "onednn") fail(kCommand, "--peers: unknown peer '", p, "' (openblas, onednn, none)");
-
-  MeasureOptions measure_options;
-  measure_options.min_samples = opt.common().reps > 0 ? opt.common().reps : (quick ? 3 : 5);
-  measure_options.min_total_ms = quick ? 30.0 : 200.0;
-  measure_options.warmup_calls = quick ? 1 : 2;
+  const RunSettings settings = parse_run_settings(opt, quick, kCommand);
+  const std::vector<int>& threads = settings.threads;
+  const std::vector<std::string>& peers = settings.peers;
+  const MeasureOptions& measure_options = settings.measure;
 
   Peaks peaks = Peaks::measure(threads, quick ? 3 : 5);
 
