@@ -263,11 +263,18 @@ void print_rows(const std::vector<BenchRow>& rows, const Peaks& peaks,
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),
                   static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k));
-    std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %8.1f %6.2f %8.1f %6.2f  %s\n",
+    // A peer that was not measured shows as "-" (not nan).
+    auto peer_cells = [&](double peer_gflops) {
+      char cells[32] = "       -      -";
+      if (!std::isnan(peer_gflops))
+        std::snprintf(cells, sizeof(cells), "%8.1f %6.2f", peer_gflops, r.gflops / peer_gflops);
+      return std::string(cells);
+    };
+    std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s  %s\n",
                 r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(),
                 shape, r.dm.name().c_str(), epilogue_name(r.epilogue), r.threads, r.ms, r.gflops,
-                100.0 * r.gflops / r.peak, r.openblas_gflops, r.gflops / r.openblas_gflops,
-                r.onednn_gflops, r.gflops / r.onednn_gflops, r.kernel.c_str());
+                100.0 * r.gflops / r.peak, peer_cells(r.openblas_gflops).c_str(),
+                peer_cells(r.onednn_gflops).c_str(), r.kernel.c_str());
   }
 }
 
