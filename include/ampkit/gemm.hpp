@@ -48,8 +48,9 @@ enum class Fp16Mode : std::uint8_t { exact, flush, alt };
 /// Epilogue parameters. Which pointers must be set depends on `kind` (DESIGN.md section 3):
 ///   bias       input,  length m (BIAS, RELU_BIAS, RELU_AUX_BIAS, GELU_BIAS, GELU_AUX_BIAS)
 ///   bias_grad  output, length m (DGELU_BGRAD, DRELU_BGRAD, BGRADA) or n (BGRADB)
-///   aux        output for RELU_AUX*, GELU_AUX* (m x n, column-major, leading dim aux_ld);
-///              input for DGELU*, DRELU*.
+///   aux        output for RELU_AUX*, GELU_AUX* (m x n, column-major, leading dim aux_ld): the
+///              pre-activation value (after the bias add) for both RELU and GELU — not a bit
+///              mask; input for DGELU* (gelu'(aux)) and DRELU* (aux > 0).
 struct GemmEpilogue {
   Epilogue kind = Epilogue::DEFAULT;
   GeluVariant gelu = GeluVariant::tanh;
@@ -58,7 +59,7 @@ struct GemmEpilogue {
   DType bias_dtype = DType::f32;  // of bias or bias_grad: D's dtype or f32
   bool accumulate_bias_grad = false;  // bias_grad += sum (gradient accumulation) instead of =
   void* aux = nullptr;
-  DType aux_dtype = DType::f32;  // D's dtype or f32 (RELU masks: see docs/NUMERICS.md)
+  DType aux_dtype = DType::f32;  // D's dtype or f32
   std::int64_t aux_ld = 0;
 };
 
