@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "ampkit/float16.hpp"
-#include "ampkit/gemm.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/ops/gemm.hpp"
+#include "ampkit/core/threading.hpp"
 
 namespace {
 

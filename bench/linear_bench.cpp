@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "ampkit/float16.hpp"
-#include "ampkit/linear.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/layers/linear.hpp"
+#include "ampkit/core/threading.hpp"
 
 namespace {
 

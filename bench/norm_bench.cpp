@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/convert.hpp"
-#include "ampkit/norm.hpp"
+#include "ampkit/ops/convert.hpp"
+#include "ampkit/ops/norm.hpp"
 
 namespace {
 

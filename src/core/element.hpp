@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "ampkit/dtype.hpp"
-#include "ampkit/float16.hpp"
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/core/float16.hpp"
 
 namespace ampkit::cpu {
 

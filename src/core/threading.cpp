@@ -1,11 +1,11 @@
 // Thread count used by ampkit's OpenMP regions (core layer).
-#include "ampkit/threading.hpp"
+#include "ampkit/core/threading.hpp"
 
 #include <omp.h>
 
 #include <atomic>
 
-#include "ampkit/error.hpp"
+#include "ampkit/core/error.hpp"
 
 namespace ampkit {
 namespace {

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "ampkit/error.hpp"
-#include "ampkit/fp16_policy.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 
 namespace ampkit {
 namespace {

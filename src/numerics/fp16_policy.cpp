@@ -7,8 +7,8 @@
 #include <mutex>
 #include <string>
 
-#include "ampkit/error.hpp"
-#include "ampkit/fp16_policy.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 
 namespace ampkit {
 namespace {

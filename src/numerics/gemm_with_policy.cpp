@@ -2,7 +2,7 @@
 // calling thread, and the call's report added to the process-wide fp16 counters.
 // Called by the layers (Linear) and the graph executor; the GEMM kernels themselves never read
 // the policy.
-#include "ampkit/fp16_policy.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 
 namespace ampkit {
 

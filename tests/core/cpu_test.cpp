@@ -1,7 +1,7 @@
 // Tests of CPU feature detection, the ISA cap and the thread-count setting.
-#include "ampkit/cpu.hpp"
-#include "ampkit/error.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/threading.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

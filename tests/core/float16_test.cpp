@@ -9,10 +9,10 @@
 #include <random>
 #include <vector>
 
-#include "ampkit/convert.hpp"
-#include "ampkit/error.hpp"
-#include "ampkit/float16.hpp"
-#include "core/convert_kernels.hpp"
+#include "ampkit/ops/convert.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/float16.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

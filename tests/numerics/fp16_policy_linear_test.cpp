@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/fp16_policy.hpp"
-#include "ampkit/linear.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "ampkit/layers/linear.hpp"
 #include "numerics/policy_test_support.hpp"
 #include "support/test_support.hpp"
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/fp16_policy.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 #include "numerics/policy_test_support.hpp"
 #include "support/test_support.hpp"
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "ampkit/fp16_policy.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 
 namespace ampkit::testing {
 

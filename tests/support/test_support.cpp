@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ampkit/threading.hpp"
+#include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
 
 namespace ampkit::testing {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/cpu.hpp"
-#include "ampkit/dtype.hpp"
-#include "ampkit/float16.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/core/float16.hpp"
 
 namespace ampkit::testing {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
+#include "ampkit/core/error.hpp"
 
 namespace ampkit::tools::bench {
 namespace {

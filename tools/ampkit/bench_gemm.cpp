@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/float16.hpp"
-#include "ampkit/gemm.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/ops/gemm.hpp"
+#include "ampkit/core/threading.hpp"
 #include "tools/ampkit/bench_gemm_common.hpp"
 #include "tools/ampkit/commands.hpp"
 

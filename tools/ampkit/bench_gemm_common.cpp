@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "ampkit/error.hpp"
+#include "ampkit/core/error.hpp"
 #include "tools/ampkit/bench_peak.hpp"
 
 namespace ampkit::tools::bench {

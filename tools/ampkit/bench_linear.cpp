@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/float16.hpp"
-#include "ampkit/linear.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/layers/linear.hpp"
+#include "ampkit/core/threading.hpp"
 #include "tools/ampkit/bench_gemm_common.hpp"
 #include "tools/ampkit/commands.hpp"
 

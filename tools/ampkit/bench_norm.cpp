@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/convert.hpp"
-#include "ampkit/cpu.hpp"
-#include "ampkit/error.hpp"
-#include "ampkit/norm.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/ops/convert.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/ops/norm.hpp"
+#include "ampkit/core/threading.hpp"
 #include "tools/ampkit/bench_util.hpp"
 #include "tools/ampkit/commands.hpp"
 #include "tools/ampkit/peer_onednn_norm.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ampkit/cpu.hpp"
+#include "ampkit/device/cpu.hpp"
 #include "tools/ampkit/bench_util.hpp"
 
 namespace ampkit::tools::bench {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/dtype.hpp"
-#include "ampkit/gemm.hpp"
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/ops/gemm.hpp"
 #include "tools/ampkit/bench_util.hpp"
 
 namespace ampkit::tools::bench {

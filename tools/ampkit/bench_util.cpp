@@ -15,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ampkit/error.hpp"
+#include "ampkit/core/error.hpp"
 
 namespace ampkit::tools::bench {
 

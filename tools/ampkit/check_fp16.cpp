@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/float16.hpp"
-#include "ampkit/fp16_policy.hpp"
-#include "ampkit/gemm.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "ampkit/ops/gemm.hpp"
 #include "tools/ampkit/bench_util.hpp"
 #include "tools/ampkit/commands.hpp"
 

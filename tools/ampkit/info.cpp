@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "tools/ampkit/commands.hpp"
-#include "ampkit/cpu.hpp"
-#include "ampkit/error.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/threading.hpp"
 
 namespace ampkit::tools {
 

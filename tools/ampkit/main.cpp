@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "tools/ampkit/commands.hpp"
-#include "ampkit/error.hpp"
+#include "ampkit/core/error.hpp"
 
 namespace {
 

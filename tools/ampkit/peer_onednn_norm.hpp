@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "ampkit/dtype.hpp"
+#include "ampkit/core/dtype.hpp"
 
 namespace ampkit::tools {
 

@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ampkit/float16.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/core/threading.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
-#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 
 namespace ampkit::cpu {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/simd_avx512.hpp"
+#include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {
 namespace {

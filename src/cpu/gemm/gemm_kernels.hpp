@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <span>
 
-#include "ampkit/cpu.hpp"
-#include "ampkit/gemm.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/ops/gemm.hpp"
 
 namespace ampkit::cpu {
 

@@ -9,10 +9,10 @@
 #include <memory>
 #include <new>
 
-#include "ampkit/float16.hpp"
-#include "ampkit/threading.hpp"
+#include "ampkit/core/float16.hpp"
+#include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
-#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/math/gelu_math.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "ampkit/dtype.hpp"
+#include "ampkit/core/dtype.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "ampkit/float16.hpp"
+#include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
-#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 
 namespace ampkit::cpu {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "ampkit/threading.hpp"
+#include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"

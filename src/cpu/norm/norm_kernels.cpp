@@ -6,9 +6,9 @@
 #include <atomic>
 #include <new>
 
-#include "ampkit/error.hpp"
-#include "ampkit/norm.hpp"
-#include "core/kernel_select.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/ops/norm.hpp"
+#include "cpu/common/kernel_select.hpp"
 
 namespace ampkit {
 namespace cpu {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <span>
 
-#include "ampkit/cpu.hpp"
-#include "ampkit/dtype.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ampkit/core/dtype.hpp"
 
 namespace ampkit::cpu {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/simd_avx2.hpp"
+#include "cpu/simd/simd_avx2.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ampkit/float16.hpp"
+#include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ampkit/dtype.hpp"
+#include "ampkit/core/dtype.hpp"
 
 namespace ampkit::cpu {
 namespace {

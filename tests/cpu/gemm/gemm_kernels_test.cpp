@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "ampkit/threading.hpp"
+#include "ampkit/core/threading.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ampkit/float16.hpp"
-#include "cpu/gemm/gemm_math.hpp"
+#include "ampkit/core/float16.hpp"
+#include "cpu/math/gelu_math.hpp"
 
 namespace ampkit {
 namespace {

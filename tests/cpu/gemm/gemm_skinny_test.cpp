@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/threading.hpp"
-#include "core/kernel_select.hpp"
+#include "ampkit/core/threading.hpp"
+#include "cpu/common/kernel_select.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

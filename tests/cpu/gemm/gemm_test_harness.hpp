@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/gemm.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/ops/gemm.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
-#include "cpu/gemm/gemm_math.hpp"
+#include "cpu/math/gelu_math.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::gemm_test {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/norm.hpp"
+#include "ampkit/ops/norm.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::norm_testing {

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "ampkit/norm.hpp"
-#include "core/kernel_select.hpp"
+#include "ampkit/ops/norm.hpp"
+#include "cpu/common/kernel_select.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_checks.hpp"  // tests/cpu/norm
 #include "support/test_support.hpp"

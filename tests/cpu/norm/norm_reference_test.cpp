@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "ampkit/norm.hpp"
+#include "ampkit/ops/norm.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <random>
 
-#include "ampkit/norm.hpp"
+#include "ampkit/ops/norm.hpp"
 #include "cpu/norm/norm_checks.hpp"
-#include "core/kernel_select.hpp"
+#include "cpu/common/kernel_select.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "support/test_support.hpp"
 

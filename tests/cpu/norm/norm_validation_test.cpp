@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/error.hpp"
-#include "ampkit/norm.hpp"
+#include "ampkit/core/error.hpp"
+#include "ampkit/ops/norm.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -1,0 +1,106 @@
+// GEMM with fused epilogues (kernels layer), BLAS column-major convention.
+//   D (m x n) = epilogue(alpha * op(A) (m x k) * op(B) (k x n) + beta * C)
+// A, B, C, D dtypes each in {f32, bf16, f16}; accumulation in fp32; D rounded once.
+// Epilogue semantics follow cuBLASLt (see ../shared/DESIGN.md section 3 and docs/NUMERICS.md).
+// The fp16 mode (exact / flush / alt) is an explicit value handed down by the caller; the
+// numerics layer (fp16_policy.hpp) decides it from the pass, the environment and the API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ampkit/core/dtype.hpp"
+
+namespace ampkit {
+
+/// op(X) = X (N) or X transposed (T).
+enum class Op : std::uint8_t { N, T };
+
+/// The fused epilogues (cuBLASLt's set; names kept so code ports 1:1).
+enum class Epilogue : std::uint8_t {
+  DEFAULT,
+  BIAS,
+  RELU,
+  RELU_BIAS,
+  RELU_AUX,
+  RELU_AUX_BIAS,
+  GELU,
+  GELU_BIAS,
+  GELU_AUX,
+  GELU_AUX_BIAS,
+  DGELU,
+  DGELU_BGRAD,
+  DRELU,
+  DRELU_BGRAD,
+  BGRADA,
+  BGRADB,
+};
+
+/// The GELU formula: tanh approximation (cuBLASLt's) or exact erf form.
+enum class GeluVariant : std::uint8_t { tanh, erf };
+
+/// How fp16 operands are multiplied (see docs/NUMERICS.md, "fp16 modes").
+///   exact: fp16 widened exactly to fp32, fp32 accumulation.
+///   flush: MI200 model: fp16 subnormal inputs read as 0, fp16 subnormal outputs written as 0.
+///   alt:   operands rounded to bf16 (nearest even), fp32 accumulation, output back to fp16.
+enum class Fp16Mode : std::uint8_t { exact, flush, alt };
+
+/// Epilogue parameters. Which pointers must be set depends on `kind` (DESIGN.md section 3):
+///   bias       input,  length m (BIAS, RELU_BIAS, RELU_AUX_BIAS, GELU_BIAS, GELU_AUX_BIAS)
+///   bias_grad  output, length m (DGELU_BGRAD, DRELU_BGRAD, BGRADA) or n (BGRADB)
+///   aux        output for RELU_AUX*, GELU_AUX* (m x n, column-major, leading dim aux_ld): the
+///              pre-activation value (after the bias add) for both RELU and GELU — not a bit
+///              mask; input for DGELU* (gelu'(aux)) and DRELU* (aux > 0).
+struct GemmEpilogue {
+  Epilogue kind = Epilogue::DEFAULT;
+  GeluVariant gelu = GeluVariant::tanh;
+  const void* bias = nullptr;
+  void* bias_grad = nullptr;
+  DType bias_dtype = DType::f32;  // of bias or bias_grad: D's dtype or f32
+  bool accumulate_bias_grad = false;  // bias_grad += sum (gradient accumulation) instead of =
+  void* aux = nullptr;
+  DType aux_dtype = DType::f32;  // D's dtype or f32
+  std::int64_t aux_ld = 0;
+};
+
+/// One GEMM call. Matrices are column-major with the given leading dimensions (in elements).
+/// C may be null when beta == 0; C may be the same matrix as D (same dtype and ld).
+struct GemmArgs {
+  Op op_a = Op::N, op_b = Op::N;
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const void* a = nullptr;
+  DType a_dtype = DType::f32;
+  std::int64_t lda = 0;
+  const void* b = nullptr;
+  DType b_dtype = DType::f32;
+  std::int64_t ldb = 0;
+  const void* c = nullptr;
+  DType c_dtype = DType::f32;
+  std::int64_t ldc = 0;
+  void* d = nullptr;
+  DType d_dtype = DType::f32;
+  std::int64_t ldd = 0;
+  GemmEpilogue epilogue;
+  Fp16Mode fp16_mode = Fp16Mode::exact;  // used when A or B is f16
+};
+
+/// What a call did (optional out-parameter of gemm).
+struct GemmReport {
+  const char* kernel = "";                      // name of the kernel that ran
+  bool fp16 = false;                            // A or B was f16
+  Fp16Mode fp16_mode = Fp16Mode::exact;         // the mode used (meaningful when fp16)
+  std::int64_t fp16_subnormal_inputs = 0;       // fp16 subnormal elements of A and B read
+  std::int64_t fp16_subnormal_outputs = 0;      // fp16 outputs that rounded to a subnormal
+};
+
+/// Runs the GEMM. Throws ampkit::Error (outputs untouched) on any invalid argument.
+void gemm(const GemmArgs& args, GemmReport* report = nullptr);
+
+/// Empty when gemm(args) would run; otherwise the message gemm(args) would throw. Never throws.
+std::string gemm_check(const GemmArgs& args) noexcept;
+
+/// The kernel gemm(args) would use now (given AMPKIT_ISA and the machine). Throws like gemm.
+const char* gemm_kernel_name(const GemmArgs& args);
+
+}  // namespace ampkit

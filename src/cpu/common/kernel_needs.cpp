@@ -1,0 +1,23 @@
+// Whether a CPU kernel-list entry can run on this machine under the ISA cap, and why not
+// (device layer: the CPU half of ops::kernel_unavailable_reason).
+#include "ampkit/device/cpu.hpp"
+#include "ops/kernel_registry.hpp"
+
+namespace ampkit::ops {
+
+const char* kernel_unavailable_reason(const KernelNeeds& needs) {
+  if (needs.device != Device::cpu) return "no backend for this device in this build";
+  const CpuFeatures& f = cpu_features();
+  const bool machine_has = needs.isa == Isa::ref || (needs.isa == Isa::avx2 && f.avx2) ||
+                           (needs.isa == Isa::avx512 && f.avx512);
+  if (!machine_has)
+    return needs.isa == Isa::avx512 ? "needs AVX-512 F/BW/DQ/VL, which this machine lacks"
+                                    : "needs AVX2 + FMA + F16C, which this machine lacks";
+  if (needs.bf16_dot && !f.avx512bf16) return "needs AVX512_BF16, which this machine lacks";
+  if (!isa_enabled(needs.isa))
+    return needs.isa == Isa::avx512 ? "capped: AMPKIT_ISA / set_isa_cap is below avx512"
+                                    : "capped: AMPKIT_ISA / set_isa_cap is ref";
+  return nullptr;
+}
+
+}  // namespace ampkit::ops

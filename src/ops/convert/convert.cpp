@@ -1,0 +1,48 @@
+// Bulk conversion front end (core layer): validates, then runs the best usable kernel.
+#include "ampkit/ops/convert.hpp"
+
+#include <cstring>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/tensor.hpp"
+#include "cpu/convert/convert_kernels.hpp"
+
+namespace ampkit {
+namespace cpu {
+
+std::span<const ConvertKernel> convert_kernels() {
+  static const ConvertKernel kernels[] = {
+      {"convert_avx512bf16", Isa::avx512, true, convert_avx512bf16},
+      {"convert_avx512", Isa::avx512, false, convert_avx512},
+      {"convert_avx2", Isa::avx2, false, convert_avx2},
+      {"convert_ref", Isa::ref, false, convert_ref},
+  };
+  return kernels;
+}
+
+}  // namespace cpu
+
+void convert(const void* src, DType src_type, void* dst, DType dst_type, std::int64_t n) {
+  constexpr const char* fn = "convert";
+  if (n < 0) fail(fn, "n must be >= 0, but got ", n);
+  if (n == 0) return;
+  if (src == nullptr) fail(fn, "src is null with n = ", n);
+  if (dst == nullptr) fail(fn, "dst is null with n = ", n);
+  const std::int64_t src_bytes = n * static_cast<std::int64_t>(dtype_size(src_type));
+  const std::int64_t dst_bytes = n * static_cast<std::int64_t>(dtype_size(dst_type));
+  if (src == dst && src_type == dst_type) return;
+  if (ranges_overlap(src, src_bytes, dst, dst_bytes))
+    fail(fn, "dst must not overlap src (in place only with the same dtype), but they overlap");
+  if (src_type == dst_type) {
+    std::memcpy(dst, src, static_cast<std::size_t>(src_bytes));
+    return;
+  }
+  for (const cpu::ConvertKernel& k : cpu::convert_kernels()) {
+    if (cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
+      k.run(src, src_type, dst, dst_type, n);
+      return;
+    }
+  }
+}
+
+}  // namespace ampkit
