@@ -24,6 +24,10 @@ std::span<const ConvertKernel> convert_kernels() {
 
 void convert(const void* src, DType src_type, void* dst, DType dst_type, std::int64_t n) {
   constexpr const char* fn = "convert";
+  if (!is_float_dtype(src_type))
+    fail(fn, "src_type must be f32, bf16 or f16, but got the value ", static_cast<int>(src_type));
+  if (!is_float_dtype(dst_type))
+    fail(fn, "dst_type must be f32, bf16 or f16, but got the value ", static_cast<int>(dst_type));
   if (n < 0) fail(fn, "n must be >= 0, but got ", n);
   if (n == 0) return;
   if (src == nullptr) fail(fn, "src is null with n = ", n);
