@@ -3,8 +3,13 @@
 # Why: a weak symbol (an inline function or template instantiated there) is merged with the
 # copies from other files at link time, and the linker may keep the one compiled with AVX-512
 # flags, which then runs on the reference path too. ISA files must keep helpers static or in an
-# anonymous namespace. Usage: check_isa_symbols.sh <object files, or ;-separated lists of them>
+# anonymous namespace. Usage: check_isa_symbols.sh [--sanitized] <object files, or ;-separated
+# lists of them>. With --sanitized (an AMPKIT_SANITIZE build), the symbols the sanitizer
+# instrumentation itself defines (__asan*, __odr_asan*, __tsan*, __ubsan*, __sanitizer*) are not
+# counted: they are the runtime's, identical in every file, and never ISA code.
 set -u
+sanitized=0
+if [ "${1:-}" = "--sanitized" ]; then sanitized=1; shift; fi
 status=0
 checked=0
 IFS=";" read -r -a objects <<< "$(IFS=";"; echo "$*")"
@@ -17,6 +22,9 @@ for obj in "${objects[@]}"; do
   # DW.ref.__gxx_personality_v0 is data (a pointer to the C++ EH personality routine, emitted by
   # any file with exception tables, e.g. OpenMP parallel regions), the same in every file.
   weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVu]$/ && $3 != "DW.ref.__gxx_personality_v0"')
+  if [ "$sanitized" -eq 1 ]; then
+    weak=$(printf '%s\n' "$weak" | awk 'NF && $3 !~ /^(__odr_asan|__asan|__tsan|__ubsan|__sanitizer|asan\.|tsan\.)/')
+  fi
   if [ -n "$weak" ]; then
     echo "$obj defines weak symbols (compiled with ISA flags, shared with other files):"
     echo "$weak" | sed 's/^/  /'

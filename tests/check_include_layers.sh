@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Fails when an #include crosses the layering of docs/DESIGN.md §1 the wrong way, so the include
+# graph only points down: core <- device/ops <- cpu kernels; numerics, layers <- ops; graph above
+# them; tools <- public headers only. Usage: check_include_layers.sh <repository root>
+set -u
+root=${1:?usage: check_include_layers.sh ROOT}
+cd "$root" || exit 2
+status=0
+checked=0
+
+# allowed <file prefix> <regex of include paths it may use>
+check() {
+  local prefix=$1 allowed=$2 f inc
+  while IFS= read -r f; do
+    checked=$((checked + 1))
+    while IFS= read -r inc; do
+      if ! [[ "$inc" =~ $allowed ]]; then
+        echo "$f includes \"$inc\", which its layer may not use"
+        status=1
+      fi
+    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+  done < <(git ls-files "$prefix" | grep -E '\.(hpp|cpp|h|cu|cuh)$')
+}
+
+pub_core='ampkit/core/'
+pub_low="ampkit/(core|device)/"
+pub_ops="ampkit/(core|device|ops)/"
+pub_all="ampkit/"
+
+check include/ampkit/core/     "^${pub_core}"
+check include/ampkit/device/   "^${pub_low}|^ampkit/ops/(gemm|kernel_info)\.hpp$"
+check include/ampkit/ops/      "^${pub_ops}"
+check include/ampkit/numerics/ "^ampkit/(core|device|ops|numerics)/"
+check include/ampkit/layers/   "^ampkit/(core|device|ops|numerics|layers)/"
+check include/ampkit/graph/    "^${pub_all}"
+check src/core/                "^(${pub_core}|core/)"
+check src/ops/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/)"
+check src/cpu/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/|cpu/)"
+check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
+check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
+check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/)"
+check src/graph/               "^(${pub_all}|core/|graph/)"
+check tools/                   "^(${pub_all}|tools/)"
+
+echo "checked the includes of $checked files"
+[ "$checked" -gt 0 ] || { echo "no files found under $root"; exit 1; }
+exit $status
