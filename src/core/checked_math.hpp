@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 
 namespace ampkit {
@@ -19,14 +18,6 @@ inline std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
 inline std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-/// The product of the factors, or nullopt when it overflows int64.
-inline std::optional<std::int64_t> checked_product(std::initializer_list<std::int64_t> factors) {
-  std::int64_t r = 1;
-  for (std::int64_t f : factors)
-    if (__builtin_mul_overflow(r, f, &r)) return std::nullopt;
   return r;
 }
 

@@ -60,10 +60,15 @@ std::int64_t TensorView::bytes() const {
 }
 
 bool TensorView::is_contiguous() const {
+  // The strides the constructor gives: a zero dim counts as 1 (so [4, 0] is contiguous with
+  // strides [1, 1]); size-1 dims may have any stride. The running product cannot overflow here
+  // once it passed the constructor's check; checked anyway for hand-built views.
   std::int64_t expected = 1;
   for (int i = rank - 1; i >= 0; --i) {
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
+    if (shape[i] != 1 && shape[i] != 0 && strides[i] != expected) return false;
+    const auto next = checked_mul(expected, shape[i] > 0 ? shape[i] : 1);
+    if (!next) return false;
+    expected = *next;
   }
   return true;
 }
