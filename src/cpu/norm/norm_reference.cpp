@@ -123,9 +123,9 @@ void backward(const NormBackwardProblem& p, bool rms) {
 
 }  // namespace
 
-void layer_norm_forward_ref(const NormForwardProblem& p) { forward(p, false); }
-void rms_norm_forward_ref(const NormForwardProblem& p) { forward(p, true); }
-void layer_norm_backward_ref(const NormBackwardProblem& p) { backward(p, false); }
-void rms_norm_backward_ref(const NormBackwardProblem& p) { backward(p, true); }
+void layer_norm_fwd_ref(const NormForwardProblem& p) { forward(p, false); }
+void rms_norm_fwd_ref(const NormForwardProblem& p) { forward(p, true); }
+void layer_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, false); }
+void rms_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, true); }
 
 }  // namespace ampkit::cpu
