@@ -186,5 +186,39 @@ TEST(Convert, RejectsBadArguments) {
   EXPECT_NO_THROW(convert(nullptr, DType::f32, nullptr, DType::bf16, 0));
 }
 
+// The TensorView form gives the pointer form's bits; equal dtypes are a byte copy
+// (convert_copy); the status query lists every entry with its reason.
+TEST(Convert, ViewFormAndKernelQueries) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const std::vector<float> input = conversion_inputs(seed);
+  const auto n = static_cast<std::int64_t>(input.size() / 4 * 4);
+  std::vector<std::uint16_t> by_pointer(static_cast<std::size_t>(n)), by_view(by_pointer.size());
+  convert(input.data(), DType::f32, by_pointer.data(), DType::f16, n);
+  const TensorView src(input.data(), DType::f32, {4, n / 4});
+  const TensorView dst(by_view.data(), DType::f16, {4, n / 4});
+  convert(src, dst);
+  EXPECT_EQ(by_view, by_pointer);
+  EXPECT_EQ(convert_check(src, dst), "");
+
+  std::vector<float> copy(static_cast<std::size_t>(n));
+  const TensorView same(copy.data(), DType::f32, {4, n / 4});
+  EXPECT_STREQ(convert_kernel_name(src, same), "convert_copy");
+  convert(src, same);
+  EXPECT_EQ(0, std::memcmp(copy.data(), input.data(), copy.size() * sizeof(float)));
+
+  const std::vector<KernelStatus> statuses = convert_kernel_statuses(src, dst);
+  ASSERT_EQ(statuses.size(), cpu::convert_kernels().size());
+  EXPECT_EQ(statuses[0].name, "convert_copy");
+  EXPECT_EQ(statuses[0].declined, "copies only: src and dst dtypes differ");
+  EXPECT_EQ(statuses.back().name, "convert_ref");
+  EXPECT_TRUE(statuses.back().declined.empty());
+  int selected = 0;
+  for (const KernelStatus& s : statuses) {
+    selected += s.selected;
+    if (s.selected) EXPECT_EQ(s.name, convert_kernel_name(src, dst));
+  }
+  EXPECT_EQ(selected, 1);
+}
+
 }  // namespace
 }  // namespace ampkit
