@@ -215,7 +215,9 @@ TEST(Convert, ViewFormAndKernelQueries) {
   int selected = 0;
   for (const KernelStatus& s : statuses) {
     selected += s.selected;
-    if (s.selected) EXPECT_EQ(s.name, convert_kernel_name(src, dst));
+    if (s.selected) {
+      EXPECT_EQ(s.name, convert_kernel_name(src, dst));
+    }
   }
   EXPECT_EQ(selected, 1);
 }

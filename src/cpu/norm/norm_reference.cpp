@@ -32,6 +32,7 @@ void store(void* base, DType t, std::int64_t i, double v) {
     case DType::f16:
       static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v));
       break;
+    case DType::i32: break;  // never: validation admits floating dtypes only
   }
 }
 
