@@ -1,7 +1,8 @@
 // Accepted calls allocate nothing per call (issue 13): after one warm-up call (which may grow
 // the per-thread scratch), a loop of norm, Linear (db without dw included; leading dims
-// [batch, seq] flattened) and convert calls makes no operator new call on any thread. This file replaces the global operator new/delete
-// of the test binary with counting versions (counting only while a scope is active).
+// [batch, seq] flattened) and convert calls makes no operator new call on any thread. This file
+// replaces the global operator new/delete of the test binary with counting versions (they count
+// only inside allocations_after_warm_up).
 #include <gtest/gtest.h>
 
 #include <atomic>
