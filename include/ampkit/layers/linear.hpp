@@ -2,7 +2,8 @@
 // convention: x [..., in] (leading dims flattened into a batch), w [out, in], b [out],
 // y = x wᵀ + b (optionally GELU). Each pass is one gemm() call with a fused epilogue (DESIGN.md
 // section 3, "The Linear layer"): bias and GELU in the forward GEMM, db in the dW GEMM (BGRADB),
-// the layer below's GELU gradient and bias gradient in the dX GEMM (DGELU_BGRAD). Called by the graph executor, the benches and users.
+// the layer below's GELU gradient and bias gradient in the dX GEMM (DGELU_BGRAD).
+// Called by the graph executor, the benches and users.
 #pragma once
 
 #include <cstdint>
