@@ -44,17 +44,19 @@ void BM_linear(benchmark::State& state) {
       aux(static_cast<std::size_t>(batch * out)), dx(static_cast<std::size_t>(batch * in)),
       dw(static_cast<std::size_t>(out * in)), db(static_cast<std::size_t>(out)), below_db(static_cast<std::size_t>(in));
   ampkit::LinearForwardArgs f;
-  f.batch = batch, f.in_features = in, f.out_features = out;
-  f.x = {x.data(), t}, f.w = {w.data(), t}, f.bias = {bias.data(), DType::f32};
-  f.y = {y.data(), t}, f.gelu = true, f.aux = {aux.data(), t};
+  using ampkit::TensorView;
+  f.x = TensorView(x.data(), t, {batch, in}), f.w = TensorView(w.data(), t, {out, in});
+  f.bias = TensorView(bias.data(), DType::f32, {out});
+  f.y = TensorView(y.data(), t, {batch, out}), f.gelu = true;
+  f.aux = TensorView(aux.data(), t, {batch, out});
   ampkit::LinearBackwardArgs g;
-  g.batch = batch, g.in_features = in, g.out_features = out;
-  g.dy = {dy.data(), t}, g.x = {x.data(), t}, g.w = {w.data(), t};
+  g.dy = TensorView(dy.data(), t, {batch, out}), g.x = f.x, g.w = f.w;
   if (pass == 1) {
-    g.dx = {dx.data(), t}, g.below_gelu = true, g.below_aux = {below_aux.data(), t};
-    g.below_db = {below_db.data(), DType::f32};
+    g.dx = TensorView(dx.data(), t, {batch, in}), g.below_gelu = true;
+    g.below_aux = TensorView(below_aux.data(), t, {batch, in});
+    g.below_db = TensorView(below_db.data(), DType::f32, {in});
   } else {
-    g.dw = {dw.data(), t}, g.db = {db.data(), DType::f32};
+    g.dw = TensorView(dw.data(), t, {out, in}), g.db = TensorView(db.data(), DType::f32, {out});
   }
   for (auto _ : state) {
     if (pass == 0) ampkit::linear_forward(f);

@@ -57,26 +57,23 @@ void run(benchmark::State& state, bool rms, bool backward, Mix mix, std::int64_t
   Buffer dgamma(un * sp, mix.param, un, 0.0f), dbeta(un * sp, mix.param, un, 0.0f);
   std::vector<float> mean(urows), rstd(urows);
 
+  using ampkit::TensorView;
   ampkit::NormForwardArgs f;
-  f.rows = rows;
-  f.n = n;
-  f.x = {x.get(), mix.x};
-  f.gamma = {gamma.get(), mix.param};
-  if (!rms) f.beta = {beta.get(), mix.param};
-  f.y = {y.get(), mix.x};
-  f.mean = rms ? nullptr : mean.data();
-  f.rstd = rstd.data();
+  f.x = TensorView(x.get(), mix.x, {rows, n});
+  f.gamma = TensorView(gamma.get(), mix.param, {n});
+  if (!rms) f.beta = TensorView(beta.get(), mix.param, {n});
+  f.y = TensorView(y.get(), mix.x, {rows, n});
+  if (!rms) f.mean = TensorView(mean.data(), ampkit::DType::f32, {rows});
+  f.rstd = TensorView(rstd.data(), ampkit::DType::f32, {rows});
   ampkit::NormBackwardArgs b;
-  b.rows = rows;
-  b.n = n;
-  b.dy = {dy.get(), mix.x};
-  b.x = {x.get(), mix.x};
+  b.dy = TensorView(dy.get(), mix.x, {rows, n});
+  b.x = f.x;
   b.mean = f.mean;
-  b.rstd = rstd.data();
+  b.rstd = f.rstd;
   b.gamma = f.gamma;
-  b.dx = {dx.get(), mix.x};
-  b.dgamma = {dgamma.get(), mix.param};
-  if (!rms) b.dbeta = {dbeta.get(), mix.param};
+  b.dx = TensorView(dx.get(), mix.x, {rows, n});
+  b.dgamma = TensorView(dgamma.get(), mix.param, {n});
+  if (!rms) b.dbeta = TensorView(dbeta.get(), mix.param, {n});
 
   rms ? ampkit::rms_norm_forward(f) : ampkit::layer_norm_forward(f);  // statistics, warm-up
   for (auto _ : state) {
@@ -89,7 +86,8 @@ void run(benchmark::State& state, bool rms, bool backward, Mix mix, std::int64_t
   const std::size_t bytes = (backward ? 3 : 2) * elements * sx +
                             (backward ? 1 + stats : stats) * un * sp + stats * urows * 4;
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
-  state.SetLabel(ampkit::norm_kernel_name(rms, backward, mix.x, mix.param));
+  const ampkit::NormKind kind = rms ? ampkit::NormKind::rms : ampkit::NormKind::layer;
+  state.SetLabel(backward ? ampkit::norm_kernel_name(kind, b) : ampkit::norm_kernel_name(kind, f));
 }
 
 }  // namespace

@@ -1,15 +1,22 @@
-// The Linear layer's front end (kernels layer): validates a forward or backward call in the
-// layer's own terms (batch, in_features, out_features), then maps each computation onto one
-// gemm() call with a fused epilogue, exactly as DESIGN.md section 3's Linear table says.
-// Row-major [r, c] is the same memory as column-major (c x r); every mapping follows from that.
+// The Linear layer (layers layer): validates a forward or backward call once, in the layer's
+// own terms (x, w, y, dy, ... as TensorViews; batch = x's leading dims, in and out features),
+// then maps each computation onto one gemm() call with a fused epilogue, exactly as DESIGN.md
+// section 3's Linear table says. Row-major [r, c] is the same memory as column-major (c x r);
+// every mapping follows from that. The validation covers everything gemm() checks, so no GEMM
+// of a call can be rejected after another has written. No heap allocation per call.
 // Called by users, the graph executor and `ampkit bench linear`; calls only gemm().
 #include "ampkit/layers/linear.hpp"
 
+#include <array>
+#include <cstdint>
 #include <cstring>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/core/tensor.hpp"
+#include "core/checked_math.hpp"
+#include "ops/operand_checks.hpp"
 
 namespace ampkit {
 namespace {
@@ -17,62 +24,41 @@ namespace {
 constexpr const char* kForward = "linear_forward";
 constexpr const char* kBackward = "linear_backward";
 
-// Elements of a [rows, cols] matrix; throws when it does not fit in int64 bytes.
-std::int64_t checked_numel(const char* fn, const char* name, std::int64_t rows, std::int64_t cols) {
-  std::int64_t n = 0;
-  if (__builtin_mul_overflow(rows, cols, &n) || n > (INT64_MAX / 4))
-    fail(fn, name, " has too many elements (", rows, " x ", cols, ")");
-  return n;
+using Dims = std::array<std::int64_t, kMaxRank>;
+
+void check_enums(const char* fn, GeluVariant gelu, const char* gelu_name, Fp16Mode mode) {
+  if (gelu != GeluVariant::tanh && gelu != GeluVariant::erf)
+    fail(fn, gelu_name, " must be tanh or erf, but got the value ", static_cast<int>(gelu));
+  if (mode != Fp16Mode::exact && mode != Fp16Mode::flush && mode != Fp16Mode::alt)
+    fail(fn, "fp16_mode must be exact, flush or alt, but got the value ", static_cast<int>(mode));
 }
 
-void check_sizes(const char* fn, std::int64_t batch, std::int64_t in, std::int64_t out) {
-  if (batch < 0) fail(fn, "batch must be >= 0, but got ", batch);
-  if (in < 0) fail(fn, "in_features must be >= 0, but got ", in);
-  if (out < 0) fail(fn, "out_features must be >= 0, but got ", out);
-}
-
-// A buffer taking part in the call, for the null and overlap checks.
-struct Region {
-  const char* name;
-  const void* data;
-  std::int64_t bytes;
+// The rows of a [..., features] operand: its leading dims and their product.
+struct Rows {
+  Dims dims{};      // leading dims, then room for the feature dim
+  int lead = 0;     // number of leading dims
+  std::int64_t batch = 1;
 };
 
-Region region(const char* name, const void* data, DType t, std::int64_t numel) {
-  return Region{name, data, data ? numel * static_cast<std::int64_t>(dtype_size(t)) : 0};
-}
-
-void check_present(const char* fn, const char* name, const void* data, const char* shape,
-                   std::int64_t numel) {
-  if (data == nullptr && numel > 0) fail(fn, name, " ", shape, " must not be null");
-}
-
-void check_dtype(const char* fn, const char* name, DType got, const char* owner, DType owner_dtype) {
-  if (got != owner_dtype && got != DType::f32)
-    fail(fn, name, " dtype must be ", owner, "'s (", dtype_name(owner_dtype), ") or f32, but got ",
-         dtype_name(got));
-}
-
-// No output may overlap an input or another output (each GEMM of the call reads its inputs
-// after an earlier GEMM of the same call has written its outputs).
-void check_no_overlap(const char* fn, const std::vector<Region>& outputs,
-                      const std::vector<Region>& inputs) {
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const Region& o = outputs[i];
-    for (const Region& in : inputs)
-      if (ranges_overlap(o.data, o.bytes, in.data, in.bytes))
-        fail(fn, o.name, " overlaps the input ", in.name);
-    for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (ranges_overlap(o.data, o.bytes, outputs[j].data, outputs[j].bytes))
-        fail(fn, o.name, " overlaps the output ", outputs[j].name);
+Rows leading_rows(const char* fn, const char* name, const TensorView& v, const char* layout) {
+  if (v.rank < 1) fail(fn, name, " must have rank >= 1 (", layout, "), but got ", v.shape_string());
+  Rows r;
+  r.lead = v.rank - 1;
+  for (int i = 0; i < r.lead; ++i) {
+    r.dims[i] = v.shape[i];
+    const auto next = checked_mul(r.batch, v.shape[i]);
+    if (!next) fail(fn, name, " ", v.shape_string(), " has more rows than int64 can count");
+    r.batch = *next;
   }
+  return r;
 }
 
-// Runs gemm_check on a planned call so that every GEMM of a Linear call is known to be valid
-// before the first one writes anything.
-void check_gemm(const char* fn, const char* what, const GemmArgs& g) {
-  const std::string message = gemm_check(g);
-  if (!message.empty()) fail(fn, what, " GEMM rejected: ", message);
+// `name` must have the leading dims of `rows` followed by `features`.
+void check_rows_shape(const char* fn, const char* name, const TensorView& v, const Rows& rows,
+                      std::int64_t features, const char* what) {
+  Dims want = rows.dims;
+  want[rows.lead] = features;
+  ops::check_shape(fn, name, v, want.data(), rows.lead + 1, what);
 }
 
 std::int64_t ld(std::int64_t rows) { return rows > 0 ? rows : 1; }
@@ -80,44 +66,71 @@ std::int64_t ld(std::int64_t rows) { return rows > 0 ? rows : 1; }
 // Forward: validates and builds the one GEMM call.
 GemmArgs plan_forward(const LinearForwardArgs& a) {
   const char* fn = kForward;
-  check_sizes(fn, a.batch, a.in_features, a.out_features);
-  const std::int64_t nx = checked_numel(fn, "x", a.batch, a.in_features);
-  const std::int64_t nw = checked_numel(fn, "w", a.out_features, a.in_features);
-  const std::int64_t ny = checked_numel(fn, "y", a.batch, a.out_features);
-  const bool compute = ny > 0;
-  check_present(fn, "x", a.x.data, "[batch, in_features]", compute ? nx : 0);
-  check_present(fn, "w", a.w.data, "[out_features, in_features]", compute ? nw : 0);
-  check_present(fn, "y", a.y.data, "[batch, out_features]", ny);
-  if (a.bias.data) check_dtype(fn, "bias", a.bias.dtype, "y", a.y.dtype);
-  if (a.aux.data) {
-    if (!a.gelu) fail(fn, "aux is only written with gelu = true (it is the pre-activation)");
-    check_dtype(fn, "aux", a.aux.dtype, "y", a.y.dtype);
+  using ops::check_data;
+  using ops::check_float_view;
+  check_enums(fn, a.gelu_variant, "gelu_variant", a.fp16_mode);
+  ops::check_given(fn, "x", a.x, "the input [..., in_features]");
+  ops::check_given(fn, "w", a.w, "the weight [out_features, in_features]");
+  ops::check_given(fn, "y", a.y, "the output [..., out_features]");
+  const std::int64_t x_bytes = check_float_view(fn, "x", a.x);
+  const std::int64_t w_bytes = check_float_view(fn, "w", a.w);
+  const std::int64_t y_bytes = check_float_view(fn, "y", a.y);
+  const Rows rows = leading_rows(fn, "x", a.x, "[..., in_features]");
+  const std::int64_t in = a.x.shape[a.x.rank - 1];
+  if (a.w.rank != 2 || a.w.shape[1] != in)
+    fail(fn, "w must have shape [out_features, ", in, "] (in_features from x ",
+         a.x.shape_string(), "), but got ", a.w.shape_string());
+  const std::int64_t out = a.w.shape[0];
+  check_rows_shape(fn, "y", a.y, rows, out, "shape [..., out_features] =");
+  std::int64_t bias_bytes = 0, aux_bytes = 0;
+  if (a.bias.present) {
+    bias_bytes = check_float_view(fn, "bias", a.bias);
+    ops::check_shape(fn, "bias", a.bias, &out, 1, "shape [out_features] =");
+    ops::check_dtype_or_f32(fn, "bias", a.bias, a.y.dtype, "y's");
   }
-  check_no_overlap(fn,
-                   {region("y", a.y.data, a.y.dtype, ny), region("aux", a.aux.data, a.aux.dtype, ny)},
-                   {region("x", a.x.data, a.x.dtype, nx), region("w", a.w.data, a.w.dtype, nw),
-                    region("bias", a.bias.data, a.bias.dtype, a.out_features)});
+  if (a.aux.present) {
+    if (!a.gelu) fail(fn, "aux is only written with gelu = true (it is the pre-activation)");
+    aux_bytes = check_float_view(fn, "aux", a.aux);
+    ops::check_shape(fn, "aux", a.aux, a.y.shape.data(), a.y.rank, "y's shape");
+    ops::check_dtype_or_f32(fn, "aux", a.aux, a.y.dtype, "y's");
+  }
+  const bool compute = y_bytes > 0;
+  if (compute) {
+    check_data(fn, "x", a.x, "elements");
+    check_data(fn, "w", a.w, "elements");
+  }
+  check_data(fn, "y", a.y, "elements");
+  if (a.bias.present) check_data(fn, "bias", a.bias, "elements");
+  if (a.aux.present) check_data(fn, "aux", a.aux, "elements");
+  ops::OverlapCheck overlap(fn);
+  overlap.add("x", a.x, x_bytes, false);
+  overlap.add("w", a.w, w_bytes, false);
+  overlap.add("bias", a.bias, bias_bytes, false);
+  overlap.add("y", a.y, y_bytes, true);
+  overlap.add("aux", a.aux, aux_bytes, true);
+  overlap.run();
 
   // Y [batch, out] = X [batch, in] Wᵀ + b, column-major: Y (out x batch) = op(W) (out x in) *
   // X (in x batch) with W seen as (in x out), transposed. GEMM m = out, n = batch, k = in.
   GemmArgs g;
   g.op_a = Op::T;
   g.op_b = Op::N;
-  g.m = a.out_features;
-  g.n = a.batch;
-  g.k = a.in_features;
+  g.m = out;
+  g.n = rows.batch;
+  g.k = in;
   g.a = a.w.data;
   g.a_dtype = a.w.dtype;
-  g.lda = ld(a.in_features);
+  g.lda = ld(in);
   g.b = a.x.data;
   g.b_dtype = a.x.dtype;
-  g.ldb = ld(a.in_features);
+  g.ldb = ld(in);
   g.d = a.y.data;
   g.d_dtype = a.y.dtype;
-  g.ldd = ld(a.out_features);
+  g.ldd = ld(out);
   g.fp16_mode = a.fp16_mode;
   GemmEpilogue& e = g.epilogue;
-  const bool bias = a.bias.data != nullptr, aux = a.aux.data != nullptr;
+  const bool bias = a.bias.present && a.bias.data != nullptr;
+  const bool aux = a.aux.present && a.aux.data != nullptr;
   if (!a.gelu) e.kind = bias ? Epilogue::BIAS : Epilogue::DEFAULT;
   else if (aux) e.kind = bias ? Epilogue::GELU_AUX_BIAS : Epilogue::GELU_AUX;
   else e.kind = bias ? Epilogue::GELU_BIAS : Epilogue::GELU;
@@ -129,115 +142,209 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   if (aux) {
     e.aux = a.aux.data;  // (out x batch) column-major = [batch, out] row-major
     e.aux_dtype = a.aux.dtype;
-    e.aux_ld = ld(a.out_features);
+    e.aux_ld = ld(out);
   }
   return g;
 }
 
-// The GEMMs of one backward call, planned and validated before any runs.
+// The GEMMs of one backward call, planned after validation, before any runs.
 struct BackwardPlan {
   bool run_dx = false, run_dw = false, run_db_alone = false;
   GemmArgs dx, dw, db_alone;
-  std::vector<float> ones;               // db without dw: [batch] ones (the 1 x batch A)
-  std::vector<unsigned char> db_scratch; // db without dw: the discarded 1 x out product
-  bool zero_below_db = false;            // batch == 0: the layer below's bias gradient is 0
+  bool zero_below_db = false;  // batch == 0: the layer below's bias gradient is 0
+  std::int64_t batch = 0, in = 0, out = 0;
 };
 
-void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
-  const char* fn = kBackward;
-  check_sizes(fn, a.batch, a.in_features, a.out_features);
-  const std::int64_t nx = checked_numel(fn, "x", a.batch, a.in_features);
-  const std::int64_t nw = checked_numel(fn, "w", a.out_features, a.in_features);
-  const std::int64_t ny = checked_numel(fn, "dy", a.batch, a.out_features);
-  const bool want_dx = a.dx.data != nullptr;
-  const bool want_dw = a.dw.data != nullptr;
-  const bool want_db = a.db.data != nullptr;
+// db without dw: the BGRADB reduction runs on a 1 x batch row of ones and writes its discarded
+// 1 x out product to scratch. Both live per thread and only grow, so calls do not allocate once
+// the largest shape has been seen.
+struct DbScratch {
+  std::vector<float> ones;
+  std::vector<unsigned char> product;
+};
 
-  if (a.below_db.data && !a.below_gelu)
+DbScratch& db_scratch(std::int64_t batch, std::int64_t product_bytes) {
+  thread_local DbScratch scratch;
+  try {
+    const auto n = static_cast<std::size_t>(batch > 0 ? batch : 1);
+    if (scratch.ones.size() < n) scratch.ones.assign(n, 1.0f);
+    if (scratch.product.size() < static_cast<std::size_t>(product_bytes))
+      scratch.product.resize(static_cast<std::size_t>(product_bytes));
+  } catch (const std::bad_alloc&) {
+    fail_with(ErrorKind::out_of_memory, kBackward, "could not allocate the scratch for db (",
+              batch, " ones and ", product_bytes, " bytes)");
+  }
+  return scratch;
+}
+
+// The shapes of a backward call: dy's leading dims (the batch), out, and in when any operand
+// that has it is given.
+struct BackwardShape {
+  Rows rows;
+  std::int64_t out = 0;
+  std::int64_t in = 0;
+  bool has_in = false;
+};
+
+BackwardShape backward_shape(const char* fn, const LinearBackwardArgs& a) {
+  BackwardShape s;
+  s.rows = leading_rows(fn, "dy", a.dy, "[..., out_features]");
+  s.out = a.dy.shape[a.dy.rank - 1];
+  // in_features: the last dim of the first given of x, dx, below_aux, else w's / dw's second
+  // dim, else below_db's length.
+  for (const TensorView* v : {&a.x, &a.dx, &a.below_aux})
+    if (!s.has_in && v->present && v->rank >= 1) {
+      s.in = v->shape[v->rank - 1];
+      s.has_in = true;
+    }
+  for (const TensorView* v : {&a.w, &a.dw})
+    if (!s.has_in && v->present && v->rank == 2) {
+      s.in = v->shape[1];
+      s.has_in = true;
+    }
+  if (!s.has_in && a.below_db.present && a.below_db.rank == 1) {
+    s.in = a.below_db.shape[0];
+    s.has_in = true;
+  }
+  return s;
+}
+
+void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
+  const char* fn = kBackward;
+  using ops::check_data;
+  using ops::check_float_view;
+  using ops::check_given;
+  check_enums(fn, a.below_gelu_variant, "below_gelu_variant", a.fp16_mode);
+  const bool want_dx = a.dx.present, want_dw = a.dw.present, want_db = a.db.present;
+  if (a.below_db.present && !a.below_gelu)
     fail(fn, "below_db (the layer below's bias gradient) needs below_gelu = true");
-  if (a.below_aux.data && !a.below_gelu)
+  if (a.below_aux.present && !a.below_gelu)
     fail(fn, "below_aux is only read with below_gelu = true");
+  const TensorView* views[] = {&a.dy, &a.x, &a.w, &a.dx, &a.dw, &a.db, &a.below_aux, &a.below_db};
+  const char* names[] = {"dy", "x", "w", "dx", "dw", "db", "below_aux", "below_db"};
+  std::int64_t bytes[8] = {};
+  for (int i = 0; i < 8; ++i)
+    if (views[i]->present) bytes[i] = check_float_view(fn, names[i], *views[i]);
+  if (!a.dy.present) {
+    if (want_dx || want_dw || want_db) check_given(fn, "dy", a.dy, "the gradient of y");
+    return;  // nothing requested: nothing to do
+  }
+  const BackwardShape s = backward_shape(fn, a);
+  const std::int64_t batch = s.rows.batch, out = s.out, in = s.in;
+  for (const auto& [name, v] : {std::pair{"x", &a.x}, std::pair{"dx", &a.dx},
+                                std::pair{"below_aux", &a.below_aux}})
+    if (v->present) check_rows_shape(fn, name, *v, s.rows, in, "shape [..., in_features] =");
+  const std::int64_t w_dims[2] = {out, in};
+  for (const auto& [name, v] : {std::pair{"w", &a.w}, std::pair{"dw", &a.dw}})
+    if (v->present) ops::check_shape(fn, name, *v, w_dims, 2, "shape [out_features, in_features] =");
+  if (a.db.present) ops::check_shape(fn, "db", a.db, &out, 1, "shape [out_features] =");
+  if (a.below_db.present) ops::check_shape(fn, "below_db", a.below_db, &in, 1, "shape [in_features] =");
+  const auto nx_or = checked_mul(batch, in);
+  const auto nw_or = checked_mul(out, in);
+  if (!nx_or || !nw_or)
+    fail(fn, "batch * in_features or out_features * in_features (batch ", batch, ", in ", in,
+         ", out ", out, ") overflows int64");
+  const std::int64_t nx = *nx_or, nw = *nw_or;
   if (a.below_gelu) {
     if (!want_dx && nx > 0)
       fail(fn, "below_gelu needs dx (the GELU gradient is fused into the dx GEMM)");
-    if (!a.below_aux.data && nx > 0)
-      fail(fn, "below_aux [batch, in_features] (the pre-activation saved by the layer below's "
+    if (!a.below_aux.present && nx > 0)
+      fail(fn, "below_aux [..., in_features] (the pre-activation saved by the layer below's "
                "forward) is required when below_gelu is set");
   }
-  if (want_dx || want_dw || want_db) check_present(fn, "dy", a.dy.data, "[batch, out_features]", ny);
-  if (want_dx) check_present(fn, "w", a.w.data, "[out_features, in_features] (needed for dx)", nw);
-  if (want_dw) check_present(fn, "x", a.x.data, "[batch, in_features] (needed for dw)", nx);
-  if (a.below_aux.data) check_dtype(fn, "below_aux", a.below_aux.dtype, "dx", a.dx.dtype);
-  if (a.below_db.data) check_dtype(fn, "below_db", a.below_db.dtype, "dx", a.dx.dtype);
-  if (want_db && want_dw) check_dtype(fn, "db", a.db.dtype, "dw", a.dw.dtype);
-  check_no_overlap(fn,
-                   {region("dx", a.dx.data, a.dx.dtype, nx), region("dw", a.dw.data, a.dw.dtype, nw),
-                    region("db", a.db.data, a.db.dtype, a.out_features),
-                    region("below_db", a.below_db.data, a.below_db.dtype, a.in_features)},
-                   {region("dy", a.dy.data, a.dy.dtype, ny), region("x", a.x.data, a.x.dtype, nx),
-                    region("w", a.w.data, a.w.dtype, nw),
-                    region("below_aux", a.below_aux.data, a.below_aux.dtype, nx)});
-
+  if (want_dx || want_dw || want_db) check_data(fn, "dy", a.dy, "elements");
   if (want_dx && nx > 0) {
+    check_given(fn, "w", a.w, "[out_features, in_features], needed for dx");
+    check_data(fn, "w", a.w, "elements (needed for dx)");
+  }
+  if (want_dw && nw > 0) {
+    check_given(fn, "x", a.x, "[..., in_features], needed for dw");
+    check_data(fn, "x", a.x, "elements (needed for dw)");
+  }
+  for (int i = 3; i < 8; ++i)
+    if (views[i]->present) check_data(fn, names[i], *views[i], "elements");
+  if (want_dx && a.below_aux.present)
+    ops::check_dtype_or_f32(fn, "below_aux", a.below_aux, a.dx.dtype, "dx's");
+  if (want_dx && a.below_db.present)
+    ops::check_dtype_or_f32(fn, "below_db", a.below_db, a.dx.dtype, "dx's");
+  if (want_db && want_dw) ops::check_dtype_or_f32(fn, "db", a.db, a.dw.dtype, "dw's");
+  // No output may overlap an input or another output (each GEMM of the call reads its inputs
+  // after an earlier GEMM of the same call has written its outputs).
+  ops::OverlapCheck overlap(fn);
+  for (int i = 0; i < 8; ++i) {
+    const bool output = i == 3 || i == 4 || i == 5 || i == 7;
+    overlap.add(names[i], *views[i], bytes[i], output);
+  }
+  overlap.run();
+  plan.batch = batch;
+  plan.in = in;
+  plan.out = out;
+}
+
+// Builds the GEMMs of a validated backward call.
+void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
+  const std::int64_t batch = plan.batch, in = plan.in, out = plan.out;
+  const bool want_dx = a.dx.present, want_dw = a.dw.present, want_db = a.db.present;
+  const bool below_db = a.below_db.present && in > 0;
+  if (want_dx && batch * in > 0) {
     // dX [batch, in] = dY [batch, out] W [out, in], column-major: dX (in x batch) =
     // W (in x out) * dY (out x batch). GEMM m = in, n = batch, k = out.
     GemmArgs& g = plan.dx;
     g.op_a = Op::N;
     g.op_b = Op::N;
-    g.m = a.in_features;
-    g.n = a.batch;
-    g.k = a.out_features;
+    g.m = in;
+    g.n = batch;
+    g.k = out;
     g.a = a.w.data;
     g.a_dtype = a.w.dtype;
-    g.lda = ld(a.in_features);
+    g.lda = ld(in);
     g.b = a.dy.data;
     g.b_dtype = a.dy.dtype;
-    g.ldb = ld(a.out_features);
+    g.ldb = ld(out);
     g.d = a.dx.data;
     g.d_dtype = a.dx.dtype;
-    g.ldd = ld(a.in_features);
+    g.ldd = ld(in);
     g.fp16_mode = a.fp16_mode;
     if (a.below_gelu) {
       GemmEpilogue& e = g.epilogue;
-      e.kind = a.below_db.data ? Epilogue::DGELU_BGRAD : Epilogue::DGELU;
+      e.kind = below_db ? Epilogue::DGELU_BGRAD : Epilogue::DGELU;
       e.gelu = a.below_gelu_variant;
       e.aux = const_cast<void*>(a.below_aux.data);  // input for DGELU: (in x batch) column-major
       e.aux_dtype = a.below_aux.dtype;
-      e.aux_ld = ld(a.in_features);
-      if (a.below_db.data) {
+      e.aux_ld = ld(in);
+      if (below_db) {
         e.bias_grad = a.below_db.data;  // length m = in: the sum over the n = batch columns
         e.bias_dtype = a.below_db.dtype;
         e.accumulate_bias_grad = a.accumulate;
       }
     }
-    check_gemm(fn, "dx", g);
     plan.run_dx = true;
   }
-  plan.zero_below_db = a.below_db.data && a.batch == 0 && a.in_features > 0 && !a.accumulate;
+  plan.zero_below_db = below_db && batch == 0 && !a.accumulate;
 
-  if (want_dw && nw > 0) {
+  if (want_dw && out * in > 0) {
     // dW [out, in] = dYᵀ [out, batch] X [batch, in], column-major: dW (in x out) =
     // X (in x batch) * op(dY) (batch x out), dY seen as (out x batch), transposed.
     // GEMM m = in, n = out, k = batch; BGRADB sums op(dY) over k = batch: db, length n = out.
     GemmArgs& g = plan.dw;
     g.op_a = Op::N;
     g.op_b = Op::T;
-    g.m = a.in_features;
-    g.n = a.out_features;
-    g.k = a.batch;
-    g.a = a.x.data;
+    g.m = in;
+    g.n = out;
+    g.k = batch;
+    g.a = a.x.present ? a.x.data : nullptr;
     g.a_dtype = a.x.dtype;
-    g.lda = ld(a.in_features);
+    g.lda = ld(in);
     g.b = a.dy.data;
     g.b_dtype = a.dy.dtype;
-    g.ldb = ld(a.out_features);
+    g.ldb = ld(out);
     g.beta = a.accumulate ? 1.0f : 0.0f;
     g.c = a.accumulate ? a.dw.data : nullptr;
     g.c_dtype = a.dw.dtype;
-    g.ldc = ld(a.in_features);
+    g.ldc = ld(in);
     g.d = a.dw.data;
     g.d_dtype = a.dw.dtype;
-    g.ldd = ld(a.in_features);
+    g.ldd = ld(in);
     g.fp16_mode = a.fp16_mode;
     if (want_db) {
       g.epilogue.kind = Epilogue::BGRADB;
@@ -245,27 +352,26 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
       g.epilogue.bias_dtype = a.db.dtype;
       g.epilogue.accumulate_bias_grad = a.accumulate;
     }
-    check_gemm(fn, "dw", g);
     plan.run_dw = true;
-  } else if (want_db && a.out_features > 0) {
+  } else if (want_db && out > 0) {
     // db without dw (or with in = 0): the same BGRADB reduction on a 1 x batch row of ones,
-    // D (1 x out) = ones (1 x batch) * op(dY) (batch x out) goes to a scratch buffer.
+    // D (1 x out) = ones (1 x batch) * op(dY) (batch x out) goes to scratch.
     // GEMM m = 1, n = out, k = batch; db = sum of op(dY) over k = batch, length n = out.
-    plan.ones.assign(static_cast<std::size_t>(a.batch > 0 ? a.batch : 1), 1.0f);
-    plan.db_scratch.assign(static_cast<std::size_t>(a.out_features) * dtype_size(a.db.dtype), 0);
+    const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
+    DbScratch& scratch = db_scratch(batch, product_bytes);
     GemmArgs& g = plan.db_alone;
     g.op_a = Op::N;
     g.op_b = Op::T;
     g.m = 1;
-    g.n = a.out_features;
-    g.k = a.batch;
-    g.a = plan.ones.data();
+    g.n = out;
+    g.k = batch;
+    g.a = scratch.ones.data();
     g.a_dtype = DType::f32;
     g.lda = 1;
     g.b = a.dy.data;
     g.b_dtype = a.dy.dtype;
-    g.ldb = ld(a.out_features);
-    g.d = plan.db_scratch.data();
+    g.ldb = ld(out);
+    g.d = scratch.product.data();
     g.d_dtype = a.db.dtype;
     g.ldd = 1;
     g.fp16_mode = a.fp16_mode;
@@ -273,8 +379,19 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     g.epilogue.bias_grad = a.db.data;
     g.epilogue.bias_dtype = a.db.dtype;
     g.epilogue.accumulate_bias_grad = a.accumulate;
-    check_gemm(fn, "db", g);
     plan.run_db_alone = true;
+  }
+}
+
+template <class Validate>
+std::string check_message(const char* fn, Validate validate) noexcept {
+  try {
+    validate();
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  } catch (...) {
+    return std::string(fn) + ": out of memory while validating the arguments";
   }
 }
 
@@ -283,26 +400,37 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
 void linear_forward(const LinearForwardArgs& args) {
   const GemmArgs g = plan_forward(args);
   if (g.m == 0 || g.n == 0) return;  // y is empty
-  check_gemm(kForward, "forward", g);
   gemm(g);
-}
-
-const char* linear_forward_kernel_name(const LinearForwardArgs& args) {
-  const GemmArgs g = plan_forward(args);
-  check_gemm(kForward, "forward", g);
-  return gemm_kernel_name(g);
 }
 
 void linear_backward(const LinearBackwardArgs& args) {
   BackwardPlan plan;
+  validate_backward(args, plan);
+  if (!args.dy.present) return;
   plan_backward(args, plan);
-  // Every GEMM is validated; none of them reads what another writes (checked above).
+  // Every GEMM is valid (validate_backward covers gemm's checks); none of them reads what
+  // another writes (checked above).
   if (plan.run_dx) gemm(plan.dx);
   if (plan.zero_below_db)
     std::memset(args.below_db.data, 0,
-                static_cast<std::size_t>(args.in_features) * dtype_size(args.below_db.dtype));
+                static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype));
   if (plan.run_dw) gemm(plan.dw);
   if (plan.run_db_alone) gemm(plan.db_alone);
+}
+
+std::string linear_check(const LinearForwardArgs& args) noexcept {
+  return check_message(kForward, [&] { plan_forward(args); });
+}
+
+std::string linear_check(const LinearBackwardArgs& args) noexcept {
+  return check_message(kBackward, [&] {
+    BackwardPlan plan;
+    validate_backward(args, plan);
+  });
+}
+
+const char* linear_kernel_name(const LinearForwardArgs& args) {
+  return gemm_kernel_name(plan_forward(args));
 }
 
 }  // namespace ampkit

@@ -158,6 +158,9 @@ Fp16DeviceModel parse_fp16_device_model_env(const char* value) {
 }
 
 Fp16Mode resolve_fp16_mode(AltImplChoice choice, bool backward, Fp16DeviceModel model) {
+  if (model != Fp16DeviceModel::cpu && model != Fp16DeviceModel::mi200)
+    fail("resolve_fp16_mode", "model must be cpu or mi200, but got the value ",
+         static_cast<int>(model));
   const Fp16Mode original = model == Fp16DeviceModel::mi200 ? Fp16Mode::flush : Fp16Mode::exact;
   switch (choice) {
     case AltImplChoice::alternate: return Fp16Mode::alt;

@@ -126,9 +126,13 @@ TEST(Convert, EveryKernelMatchesTheReferenceBitForBit) {
   const std::vector<float> input = conversion_inputs(seed);
   const auto n = static_cast<std::int64_t>(input.size());
   int tested = 0;
-  for (const cpu::ConvertKernel& k : cpu::convert_kernels()) {
-    if (!cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
-      std::printf("[ SKIPPED  ] %s: not available on this machine or above AMPKIT_ISA\n", k.name);
+  for (const cpu::ConvertEntry& k : cpu::convert_kernels()) {
+    if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
+      std::printf("[ SKIPPED  ] %s: %s\n", k.name, why);
+      continue;
+    }
+    if (k.declines != nullptr && k.declines({nullptr, DType::f32, nullptr, DType::bf16, 1})) {
+      EXPECT_STREQ(k.name, "convert_copy");  // the only entry that declines a valid problem
       continue;
     }
     ++tested;
@@ -180,6 +184,42 @@ TEST(Convert, RejectsBadArguments) {
     EXPECT_STREQ(e.what(), "convert: n must be >= 0, but got -3");
   }
   EXPECT_NO_THROW(convert(nullptr, DType::f32, nullptr, DType::bf16, 0));
+}
+
+// The TensorView form gives the pointer form's bits; equal dtypes are a byte copy
+// (convert_copy); the status query lists every entry with its reason.
+TEST(Convert, ViewFormAndKernelQueries) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const std::vector<float> input = conversion_inputs(seed);
+  const auto n = static_cast<std::int64_t>(input.size() / 4 * 4);
+  std::vector<std::uint16_t> by_pointer(static_cast<std::size_t>(n)), by_view(by_pointer.size());
+  convert(input.data(), DType::f32, by_pointer.data(), DType::f16, n);
+  const TensorView src(input.data(), DType::f32, {4, n / 4});
+  const TensorView dst(by_view.data(), DType::f16, {4, n / 4});
+  convert(src, dst);
+  EXPECT_EQ(by_view, by_pointer);
+  EXPECT_EQ(convert_check(src, dst), "");
+
+  std::vector<float> copy(static_cast<std::size_t>(n));
+  const TensorView same(copy.data(), DType::f32, {4, n / 4});
+  EXPECT_STREQ(convert_kernel_name(src, same), "convert_copy");
+  convert(src, same);
+  EXPECT_EQ(0, std::memcmp(copy.data(), input.data(), copy.size() * sizeof(float)));
+
+  const std::vector<KernelStatus> statuses = convert_kernel_statuses(src, dst);
+  ASSERT_EQ(statuses.size(), cpu::convert_kernels().size());
+  EXPECT_EQ(statuses[0].name, "convert_copy");
+  EXPECT_EQ(statuses[0].declined, "copies only: src and dst dtypes differ");
+  EXPECT_EQ(statuses.back().name, "convert_ref");
+  EXPECT_TRUE(statuses.back().declined.empty());
+  int selected = 0;
+  for (const KernelStatus& s : statuses) {
+    selected += s.selected;
+    if (s.selected) {
+      EXPECT_EQ(s.name, convert_kernel_name(src, dst));
+    }
+  }
+  EXPECT_EQ(selected, 1);
 }
 
 }  // namespace

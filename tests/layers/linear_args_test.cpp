@@ -1,4 +1,4 @@
-// Tests of the Linear layer's argument checks (kernels layer): every rejected call throws an
+// Tests of the Linear layer's argument checks (layers layer): every rejected call throws an
 // ampkit::Error whose message names the function and the argument, and writes no output.
 #include <gtest/gtest.h>
 
@@ -42,31 +42,25 @@ struct Fixture {
 
   LinearForwardArgs forward() {
     LinearForwardArgs a;
-    a.batch = kBatch;
-    a.in_features = kIn;
-    a.out_features = kOut;
-    a.x = {x.data(), x.dtype};
-    a.w = {w.data(), w.dtype};
-    a.bias = {bias.data(), bias.dtype};
-    a.y = {y.data(), y.dtype};
+    a.x = TensorView(x.data(), x.dtype, {kBatch, kIn});
+    a.w = TensorView(w.data(), w.dtype, {kOut, kIn});
+    a.bias = TensorView(bias.data(), bias.dtype, {kOut});
+    a.y = TensorView(y.data(), y.dtype, {kBatch, kOut});
     a.gelu = true;
-    a.aux = {aux.data(), aux.dtype};
+    a.aux = TensorView(aux.data(), aux.dtype, {kBatch, kOut});
     return a;
   }
   LinearBackwardArgs backward() {
     LinearBackwardArgs a;
-    a.batch = kBatch;
-    a.in_features = kIn;
-    a.out_features = kOut;
-    a.dy = {dy.data(), dy.dtype};
-    a.x = {x.data(), x.dtype};
-    a.w = {w.data(), w.dtype};
-    a.dx = {dx.data(), dx.dtype};
-    a.dw = {dw.data(), dw.dtype};
-    a.db = {db.data(), db.dtype};
+    a.dy = TensorView(dy.data(), dy.dtype, {kBatch, kOut});
+    a.x = TensorView(x.data(), x.dtype, {kBatch, kIn});
+    a.w = TensorView(w.data(), w.dtype, {kOut, kIn});
+    a.dx = TensorView(dx.data(), dx.dtype, {kBatch, kIn});
+    a.dw = TensorView(dw.data(), dw.dtype, {kOut, kIn});
+    a.db = TensorView(db.data(), db.dtype, {kOut});
     a.below_gelu = true;
-    a.below_aux = {below_aux.data(), below_aux.dtype};
-    a.below_db = {below_db.data(), below_db.dtype};
+    a.below_aux = TensorView(below_aux.data(), below_aux.dtype, {kBatch, kIn});
+    a.below_db = TensorView(below_db.data(), below_db.dtype, {kIn});
     return a;
   }
 };
@@ -87,8 +81,26 @@ void expect_rejected(Fixture& f, Call call, std::initializer_list<const char*> p
 
 TEST(LinearArgs, ValidCallsRun) {
   Fixture f;
+  EXPECT_EQ(linear_check(f.forward()), "");
+  EXPECT_EQ(linear_check(f.backward()), "");
   EXPECT_NO_THROW(linear_forward(f.forward()));
   EXPECT_NO_THROW(linear_backward(f.backward()));
+  EXPECT_NE(std::string(linear_kernel_name(f.forward())), "");
+}
+
+// The check queries return the message the call would throw, without throwing.
+TEST(LinearArgs, CheckReturnsTheMessage) {
+  Fixture f;
+  LinearForwardArgs a = f.forward();
+  a.bias.dtype = DType::f16;
+  EXPECT_EQ(linear_check(a), "linear_forward: bias dtype must be y's (bf16) or f32, but got f16");
+  EXPECT_THROW(linear_kernel_name(a), Error);
+  LinearBackwardArgs b = f.backward();
+  b.w = {};
+  EXPECT_EQ(linear_check(b),
+            "linear_backward: w must be given ([out_features, in_features], needed for dx), but it "
+            "is absent");
+  EXPECT_TRUE(f.outputs_untouched());
 }
 
 TEST(LinearArgs, ForwardRejectsBadSizesNullsAndDtypes) {
@@ -100,10 +112,18 @@ TEST(LinearArgs, ForwardRejectsBadSizesNullsAndDtypes) {
       linear_forward(a);
     };
   };
-  expect_rejected(f, run([](LinearForwardArgs& a) { a.batch = -1; }),
-                  {"linear_forward: batch must be >= 0, but got -1"});
-  expect_rejected(f, run([](LinearForwardArgs& a) { a.in_features = -2; }), {"linear_forward", "in_features", "-2"});
-  expect_rejected(f, run([](LinearForwardArgs& a) { a.out_features = -3; }), {"linear_forward", "out_features", "-3"});
+  expect_rejected(f, run([](LinearForwardArgs& a) { a.x.shape[0] = -1; }),
+                  {"linear_forward: x dimension 0 must be >= 0, but got -1"});
+  expect_rejected(f, run([](LinearForwardArgs& a) { a.w.shape[1] = -2; }), {"linear_forward", "w dimension 1", "-2"});
+  expect_rejected(f, run([](LinearForwardArgs& a) { a.w.shape[0] = -3; }), {"linear_forward", "w dimension 0", "-3"});
+  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.w = TensorView(f.w.data(), f.w.dtype, {kOut, kIn - 1}); }),
+                  {"linear_forward: w must have shape [out_features, 6] (in_features from x [4, 6]), but got [5, 5]"});
+  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.y = TensorView(f.y.data(), f.y.dtype, {kBatch, kOut - 1}); }),
+                  {"linear_forward: y must have shape [..., out_features] = [4, 5], but got [4, 4]"});
+  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.bias = TensorView(f.bias.data(), f.bias.dtype, {1, kOut}); }),
+                  {"linear_forward: bias must have shape [out_features] = [5], but got [1, 5]"});
+  expect_rejected(f, run([](LinearForwardArgs& a) { a.x = {}; }), {"linear_forward: x must be given"});
+  expect_rejected(f, run([](LinearForwardArgs& a) { a.y.device = Device::cuda; }), {"linear_forward", "y", "cuda:0"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.x.data = nullptr; }), {"linear_forward", "x", "null"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.w.data = nullptr; }), {"linear_forward", "w", "null"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.y.data = nullptr; }), {"linear_forward", "y", "null"});
@@ -113,11 +133,11 @@ TEST(LinearArgs, ForwardRejectsBadSizesNullsAndDtypes) {
                   {"linear_forward", "aux dtype", "f16"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.gelu = false; }), {"linear_forward", "aux", "gelu"});
   expect_rejected(f, run([&f](LinearForwardArgs& a) { a.y.data = f.x.data(); }),
-                  {"linear_forward", "y overlaps the input x"});
+                  {"linear_forward", "y ([4, 5] bf16) must not overlap the input x ([4, 6] f32)"});
   expect_rejected(f, run([&f](LinearForwardArgs& a) { a.aux.data = static_cast<char*>(f.y.data()) + 2; }),
-                  {"linear_forward", "overlaps the output"});
+                  {"linear_forward", "must not overlap the output"});
   expect_rejected(f, run([&f](LinearForwardArgs& a) { a.bias.data = f.y.data(); }),
-                  {"linear_forward", "y overlaps the input bias"});
+                  {"linear_forward", "y ([4, 5] bf16) must not overlap the input bias"});
 }
 
 TEST(LinearArgs, BackwardRejectsBadSizesNullsDtypesAndMissingAux) {
@@ -129,8 +149,13 @@ TEST(LinearArgs, BackwardRejectsBadSizesNullsDtypesAndMissingAux) {
       linear_backward(a);
     };
   };
-  expect_rejected(f, run([](LinearBackwardArgs& a) { a.out_features = -1; }),
-                  {"linear_backward: out_features must be >= 0, but got -1"});
+  expect_rejected(f, run([](LinearBackwardArgs& a) { a.dy.shape[1] = -1; }),
+                  {"linear_backward: dy dimension 1 must be >= 0, but got -1"});
+  expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dx = TensorView(f.dx.data(), f.dx.dtype, {kBatch + 1, kIn}); }),
+                  {"linear_backward: dx must have shape [..., in_features] = [4, 6], but got [5, 6]"});
+  expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dw = TensorView(f.dw.data(), f.dw.dtype, {kIn, kOut}); }),
+                  {"linear_backward: dw must have shape [out_features, in_features] = [5, 6], but got [6, 5]"});
+  expect_rejected(f, run([](LinearBackwardArgs& a) { a.dy = {}; }), {"linear_backward: dy must be given"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.below_aux = {}; }),
                   {"linear_backward", "below_aux", "required when below_gelu"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.dx = {}; }), {"linear_backward", "below_gelu needs dx"});
@@ -154,13 +179,13 @@ TEST(LinearArgs, BackwardRejectsBadSizesNullsDtypesAndMissingAux) {
                   {"linear_backward", "below_aux dtype"});
   // dx is written before the dw GEMM reads x and dy: any overlap is rejected.
   expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dx.data = f.x.data(); }),
-                  {"linear_backward", "dx overlaps the input x"});
+                  {"linear_backward", "dx ([4, 6] f32) must not overlap the input x"});
   expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dw.data = f.dy.data(); }),
-                  {"linear_backward", "dw overlaps the input dy"});
+                  {"linear_backward", "dw ([5, 6] bf16) must not overlap the input dy"});
   expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.db.data = f.dw.data(); }),
-                  {"linear_backward", "dw overlaps the output db"});
+                  {"linear_backward", "dw ([5, 6] bf16) must not overlap the output db"});
   expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.below_db.data = f.below_aux.data(); }),
-                  {"linear_backward", "below_db overlaps the input below_aux"});
+                  {"linear_backward", "below_db ([6] f32) must not overlap the input below_aux"});
 }
 
 }  // namespace

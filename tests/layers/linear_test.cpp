@@ -93,16 +93,13 @@ void check_forward(const ForwardCase& c, std::mt19937_64& rng) {
   aux.poison();
 
   LinearForwardArgs a;
-  a.batch = batch;
-  a.in_features = in;
-  a.out_features = out;
-  a.x = {x.data(), c.x};
-  a.w = {w.data(), c.w};
-  if (c.bias) a.bias = {bias.data(), c.bias_dtype};
-  a.y = {y.data(), c.y};
+  a.x = TensorView(x.data(), c.x, {batch, in});
+  a.w = TensorView(w.data(), c.w, {out, in});
+  if (c.bias) a.bias = TensorView(bias.data(), c.bias_dtype, {out});
+  a.y = TensorView(y.data(), c.y, {batch, out});
   a.gelu = c.gelu;
   a.gelu_variant = c.variant;
-  if (c.aux) a.aux = {aux.data(), c.aux_dtype};
+  if (c.aux) a.aux = TensorView(aux.data(), c.aux_dtype, {batch, out});
   a.fp16_mode = c.mode;
   linear_forward(a);
 
@@ -169,9 +166,9 @@ TEST(Linear, ForwardHandlesZeroSizedDims) {
     // batch = 0 or out = 0: nothing to compute; null pointers are fine for empty operands.
     for (Shape s : {Shape{0, 5, 3}, Shape{4, 5, 0}}) {
       LinearForwardArgs a;
-      a.batch = s.batch;
-      a.in_features = s.in;
-      a.out_features = s.out;
+      a.x = TensorView(nullptr, DType::f32, {s.batch, s.in});
+      a.w = TensorView(nullptr, DType::f32, {s.out, s.in});
+      a.y = TensorView(nullptr, DType::f32, {s.batch, s.out});
       a.gelu = true;
       EXPECT_NO_THROW(linear_forward(a));
     }
@@ -227,20 +224,17 @@ void check_backward(const BackwardCase& c, std::mt19937_64& rng) {
   const Buffer dw_old = dw, db_old = db, below_db_old = below_db;
 
   LinearBackwardArgs a;
-  a.batch = batch;
-  a.in_features = in;
-  a.out_features = out;
-  a.dy = {dy.data(), c.dy};
-  a.x = {x.data(), c.x};
-  a.w = {w.data(), c.w};
-  if (c.want_dx) a.dx = {dx.data(), c.dx};
-  if (c.want_dw) a.dw = {dw.data(), c.dw};
-  if (c.want_db) a.db = {db.data(), c.db_dtype};
+  a.dy = TensorView(dy.data(), c.dy, {batch, out});
+  a.x = TensorView(x.data(), c.x, {batch, in});
+  a.w = TensorView(w.data(), c.w, {out, in});
+  if (c.want_dx) a.dx = TensorView(dx.data(), c.dx, {batch, in});
+  if (c.want_dw) a.dw = TensorView(dw.data(), c.dw, {out, in});
+  if (c.want_db) a.db = TensorView(db.data(), c.db_dtype, {out});
   a.accumulate = c.accumulate;
   a.below_gelu = c.below_gelu;
   a.below_gelu_variant = c.variant;
-  if (c.below_gelu) a.below_aux = {aux.data(), c.aux_dtype};
-  if (c.want_below_db) a.below_db = {below_db.data(), c.below_db_dtype};
+  if (c.below_gelu) a.below_aux = TensorView(aux.data(), c.aux_dtype, {batch, in});
+  if (c.want_below_db) a.below_db = TensorView(below_db.data(), c.below_db_dtype, {in});
   a.fp16_mode = c.mode;
   linear_backward(a);
 
@@ -277,7 +271,7 @@ void check_backward(const BackwardCase& c, std::mt19937_64& rng) {
       }
     }
   } else {
-    EXPECT_EQ(0, std::memcmp(below_db.data(), below_db_old.data(), below_db.bytes.size()));
+    EXPECT_EQ(below_db.bytes, below_db_old.bytes);
   }
   if (c.want_dw) {
     const std::vector<RefSum> ref = testing::ref_dyt_x(dyv, testing::gemm_operands(x, c.mode), batch, in, out);
@@ -307,10 +301,10 @@ void check_backward(const BackwardCase& c, std::mt19937_64& rng) {
     }
   }
   if (!c.want_dw) {
-    EXPECT_EQ(0, std::memcmp(dw.data(), dw_old.data(), dw.bytes.size()));
+    EXPECT_EQ(dw.bytes, dw_old.bytes);
   }
   if (!c.want_db) {
-    EXPECT_EQ(0, std::memcmp(db.data(), db_old.data(), db.bytes.size()));
+    EXPECT_EQ(db.bytes, db_old.bytes);
   }
 }
 
@@ -426,25 +420,19 @@ TEST(Linear, SmallIntegersGiveExactResultsInEveryDtype) {
         for (Buffer* b : {&y, &dx, &dw, &db}) b->poison();
         for (Fp16Mode mode : modes_for({t, u})) {
           LinearForwardArgs f;
-          f.batch = batch;
-          f.in_features = in;
-          f.out_features = out;
-          f.x = {x.data(), t};
-          f.w = {w.data(), u};
-          f.bias = {bias.data(), DType::f32};
-          f.y = {y.data(), DType::f32};
+          f.x = TensorView(x.data(), t, {batch, in});
+          f.w = TensorView(w.data(), u, {out, in});
+          f.bias = TensorView(bias.data(), DType::f32, {out});
+          f.y = TensorView(y.data(), DType::f32, {batch, out});
           f.fp16_mode = mode;
           linear_forward(f);
           LinearBackwardArgs g;
-          g.batch = batch;
-          g.in_features = in;
-          g.out_features = out;
-          g.dy = {dy.data(), t};
-          g.x = {x.data(), t};
-          g.w = {w.data(), u};
-          g.dx = {dx.data(), DType::f32};
-          g.dw = {dw.data(), DType::f32};
-          g.db = {db.data(), DType::f32};
+          g.dy = TensorView(dy.data(), t, {batch, out});
+          g.x = TensorView(x.data(), t, {batch, in});
+          g.w = TensorView(w.data(), u, {out, in});
+          g.dx = TensorView(dx.data(), DType::f32, {batch, in});
+          g.dw = TensorView(dw.data(), DType::f32, {out, in});
+          g.db = TensorView(db.data(), DType::f32, {out});
           g.fp16_mode = mode;
           linear_backward(g);
           for (std::int64_t b = 0; b < batch; ++b)
@@ -493,25 +481,19 @@ TEST(Linear, Fp16ModeIsHandedToEveryGemm) {
         for (std::int64_t i = 0; i < dy.size(); ++i) dy.set(i, v);
         Buffer y(DType::f32, batch * out), dx(DType::f32, batch * in), dw(DType::f32, out * in);
         LinearForwardArgs f;
-        f.batch = batch;
-        f.in_features = in;
-        f.out_features = out;
-        f.x = {x.data(), DType::f16};
-        f.w = {w.data(), DType::f16};
-        f.y = {y.data(), DType::f32};
+        f.x = TensorView(x.data(), DType::f16, {batch, in});
+        f.w = TensorView(w.data(), DType::f16, {out, in});
+        f.y = TensorView(y.data(), DType::f32, {batch, out});
         f.fp16_mode = mode;
         linear_forward(f);
         LinearBackwardArgs g;
-        g.batch = batch;
-        g.in_features = in;
-        g.out_features = out;
         Buffer ones(DType::f16, batch * in);
         for (std::int64_t i = 0; i < ones.size(); ++i) ones.set(i, 1.0);
-        g.dy = {dy.data(), DType::f16};
-        g.x = {ones.data(), DType::f16};  // dw = column sums of dy
-        g.w = {w.data(), DType::f16};
-        g.dx = {dx.data(), DType::f32};
-        g.dw = {dw.data(), DType::f32};
+        g.dy = TensorView(dy.data(), DType::f16, {batch, out});
+        g.x = TensorView(ones.data(), DType::f16, {batch, in});  // dw = column sums of dy
+        g.w = TensorView(w.data(), DType::f16, {out, in});
+        g.dx = TensorView(dx.data(), DType::f32, {batch, in});
+        g.dw = TensorView(dw.data(), DType::f32, {out, in});
         g.fp16_mode = mode;
         linear_backward(g);
         for (std::int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.get(i), static_cast<double>(in) * seen);
@@ -540,29 +522,23 @@ TEST(Linear, OneAndTwoThreadsGiveIdenticalBits) {
       Buffer y(DType::bf16, batch * out), aux(DType::f32, batch * out), dx(DType::bf16, batch * in),
           dw(DType::f32, out * in), db(DType::f32, out), below_db(DType::f32, in);
       LinearForwardArgs f;
-      f.batch = batch;
-      f.in_features = in;
-      f.out_features = out;
-      f.x = {x.data(), DType::bf16};
-      f.w = {w.data(), DType::bf16};
-      f.bias = {bias.data(), DType::f32};
-      f.y = {y.data(), DType::bf16};
+      f.x = TensorView(x.data(), DType::bf16, {batch, in});
+      f.w = TensorView(w.data(), DType::bf16, {out, in});
+      f.bias = TensorView(bias.data(), DType::f32, {out});
+      f.y = TensorView(y.data(), DType::bf16, {batch, out});
       f.gelu = true;
-      f.aux = {aux.data(), DType::f32};
+      f.aux = TensorView(aux.data(), DType::f32, {batch, out});
       linear_forward(f);
       LinearBackwardArgs g;
-      g.batch = batch;
-      g.in_features = in;
-      g.out_features = out;
-      g.dy = {dy.data(), DType::bf16};
-      g.x = {x.data(), DType::bf16};
-      g.w = {w.data(), DType::bf16};
-      g.dx = {dx.data(), DType::bf16};
-      g.dw = {dw.data(), DType::f32};
-      g.db = {db.data(), DType::f32};
+      g.dy = TensorView(dy.data(), DType::bf16, {batch, out});
+      g.x = TensorView(x.data(), DType::bf16, {batch, in});
+      g.w = TensorView(w.data(), DType::bf16, {out, in});
+      g.dx = TensorView(dx.data(), DType::bf16, {batch, in});
+      g.dw = TensorView(dw.data(), DType::f32, {out, in});
+      g.db = TensorView(db.data(), DType::f32, {out});
       g.below_gelu = true;
-      g.below_aux = {aux_below.data(), DType::bf16};
-      g.below_db = {below_db.data(), DType::f32};
+      g.below_aux = TensorView(aux_below.data(), DType::bf16, {batch, in});
+      g.below_db = TensorView(below_db.data(), DType::f32, {in});
       linear_backward(g);
       for (Buffer* b : {&y, &aux, &dx, &dw, &db, &below_db}) results[threads - 1].push_back(b->bytes);
     }

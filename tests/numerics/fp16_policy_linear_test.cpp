@@ -45,13 +45,10 @@ void check_forward(Fp16Mode mode) {
     for (std::int64_t p = 0; p < kReduce; ++p) w.set(o * kReduce + p, large_operand(p, o));
   y.poison();
   LinearForwardArgs args;
-  args.batch = batch;
-  args.in_features = kReduce;
-  args.out_features = out;
-  args.x = {x.data(), DType::f16};
-  args.w = {w.data(), DType::f16};
-  args.bias = {bias.data(), DType::f32};
-  args.y = {y.data(), DType::f16};
+  args.x = TensorView(x.data(), DType::f16, {batch, kReduce});
+  args.w = TensorView(w.data(), DType::f16, {out, kReduce});
+  args.bias = TensorView(bias.data(), DType::f32, {out});
+  args.y = TensorView(y.data(), DType::f16, {batch, out});
   args.fp16_mode = gemm_fp16_mode();  // resolved by the caller, on its thread
   ASSERT_EQ(args.fp16_mode, mode);
   linear_forward(args);
@@ -78,12 +75,9 @@ void check_backward(Fp16Mode mode) {
       for (std::int64_t i = 0; i < in; ++i) w.set(o * in + i, large_operand(o, i));
     dx.poison();
     LinearBackwardArgs args;
-    args.batch = rows;
-    args.in_features = in;
-    args.out_features = kReduce;
-    args.dy = {dy.data(), DType::f16};
-    args.w = {w.data(), DType::f16};
-    args.dx = {dx.data(), DType::f16};
+    args.dy = TensorView(dy.data(), DType::f16, {rows, kReduce});
+    args.w = TensorView(w.data(), DType::f16, {kReduce, in});
+    args.dx = TensorView(dx.data(), DType::f16, {rows, in});
     args.fp16_mode = gemm_fp16_mode();
     ASSERT_EQ(args.fp16_mode, mode);
     linear_backward(args);
@@ -101,13 +95,10 @@ void check_backward(Fp16Mode mode) {
       for (std::int64_t i = 0; i < in; ++i) x.set(b * in + i, large_operand(b, i));
     dw.poison();
     LinearBackwardArgs args;
-    args.batch = kReduce;
-    args.in_features = in;
-    args.out_features = out;
-    args.dy = {dy.data(), DType::f16};
-    args.x = {x.data(), DType::f16};
-    args.dw = {dw.data(), DType::f16};
-    args.db = {db.data(), DType::f32};
+    args.dy = TensorView(dy.data(), DType::f16, {kReduce, out});
+    args.x = TensorView(x.data(), DType::f16, {kReduce, in});
+    args.dw = TensorView(dw.data(), DType::f16, {out, in});
+    args.db = TensorView(db.data(), DType::f32, {out});
     args.fp16_mode = gemm_fp16_mode();
     linear_backward(args);
     for (std::int64_t o = 0; o < out; ++o) {

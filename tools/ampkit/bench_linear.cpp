@@ -130,41 +130,35 @@ int run_bench_linear(const Args& args) {
           LinearBackwardArgs g;
           const bool forward = pass == "forward" || pass == "forward_gelu";
           if (forward) {
-            f.batch = s.batch;
-            f.in_features = s.in;
-            f.out_features = s.out;
-            f.x = {x.data(), t};
-            f.w = {w.data(), t};
-            f.bias = {bias.data(), DType::f32};
-            f.y = {y.data(), t};
+            f.x = TensorView(x.data(), t, {s.batch, s.in});
+            f.w = TensorView(w.data(), t, {s.out, s.in});
+            f.bias = TensorView(bias.data(), DType::f32, {s.out});
+            f.y = TensorView(y.data(), t, {s.batch, s.out});
             f.fp16_mode = dm.mode;
             if (pass == "forward_gelu") {
               f.gelu = true;
-              f.aux = {aux.data(), t};
+              f.aux = TensorView(aux.data(), t, {s.batch, s.out});
             }
             // The GEMM of the forward: m = out, n = batch, k = in, op(A) = Wᵀ.
             r.shape = {s.out, s.batch, s.in, Op::T, Op::N};
             r.epilogue = f.gelu ? Epilogue::GELU_AUX_BIAS : Epilogue::BIAS;
-            r.kernel = linear_forward_kernel_name(f);
+            r.kernel = linear_kernel_name(f);
           } else {
-            g.batch = s.batch;
-            g.in_features = s.in;
-            g.out_features = s.out;
-            g.dy = {dy.data(), t};
-            g.x = {x.data(), t};
-            g.w = {w.data(), t};
+            g.dy = TensorView(dy.data(), t, {s.batch, s.out});
+            g.x = TensorView(x.data(), t, {s.batch, s.in});
+            g.w = TensorView(w.data(), t, {s.out, s.in});
             g.fp16_mode = dm.mode;
             if (pass == "backward_dx") {
-              g.dx = {dx.data(), t};
+              g.dx = TensorView(dx.data(), t, {s.batch, s.in});
               g.below_gelu = true;
-              g.below_aux = {below_aux.data(), t};
-              g.below_db = {below_db.data(), DType::f32};
+              g.below_aux = TensorView(below_aux.data(), t, {s.batch, s.in});
+              g.below_db = TensorView(below_db.data(), DType::f32, {s.in});
               // dX GEMM: m = in, n = batch, k = out.
               r.shape = {s.in, s.batch, s.out, Op::N, Op::N};
               r.epilogue = Epilogue::DGELU_BGRAD;
             } else {
-              g.dw = {dw.data(), t};
-              g.db = {db.data(), DType::f32};
+              g.dw = TensorView(dw.data(), t, {s.out, s.in});
+              g.db = TensorView(db.data(), DType::f32, {s.out});
               // dW GEMM: m = in, n = out, k = batch, op(B) = dYᵀ.
               r.shape = {s.in, s.out, s.batch, Op::N, Op::T};
               r.epilogue = Epilogue::BGRADB;

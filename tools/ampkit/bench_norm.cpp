@@ -408,27 +408,25 @@ int run_bench_norm(const Args& args) {
       fill(b.beta.data(), dt.param, shape.n, 4, 0.0f, 0.25f, 1);
       for (const Op op : p.ops) {
         const bool ln = op == Op::layer_norm;
+        const std::int64_t nrows = shape.rows, n = shape.n;
         NormForwardArgs fa;
-        fa.rows = shape.rows;
-        fa.n = shape.n;
-        fa.x = {b.x.data(), dt.x};
-        fa.gamma = {b.gamma.data(), dt.param};
-        if (ln) fa.beta = {b.beta.data(), dt.param};
+        fa.x = TensorView(b.x.data(), dt.x, {nrows, n});
+        fa.gamma = TensorView(b.gamma.data(), dt.param, {n});
+        if (ln) fa.beta = TensorView(b.beta.data(), dt.param, {n});
         fa.eps = kEps;
-        fa.y = {b.y.data(), dt.x};
-        fa.mean = ln ? b.mean.as<float>() : nullptr;
-        fa.rstd = b.rstd.as<float>();
+        fa.y = TensorView(b.y.data(), dt.x, {nrows, n});
+        if (ln) fa.mean = TensorView(b.mean.data(), DType::f32, {nrows});
+        fa.rstd = TensorView(b.rstd.data(), DType::f32, {nrows});
         NormBackwardArgs ba;
-        ba.rows = shape.rows;
-        ba.n = shape.n;
-        ba.dy = {b.dy.data(), dt.x};
-        ba.x = {b.x.data(), dt.x};
-        ba.mean = ln ? b.mean.as<float>() : nullptr;
-        ba.rstd = b.rstd.as<float>();
-        ba.gamma = {b.gamma.data(), dt.param};
-        ba.dx = {b.dx.data(), dt.x};
-        ba.dgamma = {b.dgamma.data(), dt.param};
-        if (ln) ba.dbeta = {b.dbeta.data(), dt.param};
+        ba.dy = TensorView(b.dy.data(), dt.x, {nrows, n});
+        ba.x = fa.x;
+        ba.mean = fa.mean;
+        ba.rstd = fa.rstd;
+        ba.gamma = fa.gamma;
+        ba.dx = TensorView(b.dx.data(), dt.x, {nrows, n});
+        ba.dgamma = TensorView(b.dgamma.data(), dt.param, {n});
+        if (ln) ba.dbeta = TensorView(b.dbeta.data(), dt.param, {n});
+        const NormKind kind = ln ? NormKind::layer : NormKind::rms;
         auto forward = [&] { ln ? layer_norm_forward(fa) : rms_norm_forward(fa); };
         auto backward = [&] { ln ? layer_norm_backward(ba) : rms_norm_backward(ba); };
         for (const Pass pass : p.passes) {
@@ -437,7 +435,7 @@ int run_bench_norm(const Args& args) {
             set_num_threads(t);
             omp_set_num_threads(t);
             Row r{op, pass, &shape, &dt, t, {}, bytes_moved(op, pass, shape, dt), copy_gbps[ti],
-                  norm_kernel_name(!ln, pass == Pass::backward, dt.x, dt.param), std::nullopt,
+                  pass == Pass::backward ? norm_kernel_name(kind, ba) : norm_kernel_name(kind, fa), std::nullopt,
                   ln ? "" : "oneDNN 2.6 has no RMSNorm", "", ""};
             if (!p.peer && ln) r.peer_note = "peer not measured";
             try {

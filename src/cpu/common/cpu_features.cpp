@@ -99,6 +99,9 @@ Isa active_isa() {
 }
 
 void set_isa_cap(Isa isa) {
+  if (isa != Isa::ref && isa != Isa::avx2 && isa != Isa::avx512)
+    fail("set_isa_cap", "isa must be ref, avx2 or avx512, but got the value ",
+         static_cast<int>(isa));
   check_supported(isa, "set_isa_cap");
   g_isa_cap.store(static_cast<int>(isa));
 }

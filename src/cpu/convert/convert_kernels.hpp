@@ -1,32 +1,39 @@
-// The bulk-conversion kernel list (core layer, internal): one entry per ISA, best first,
-// reference last. Read by convert.cpp (dispatch) and by the tests (every entry vs reference).
+// The bulk-conversion kernels (kernels layer, internal): the validated problem, one kernel per
+// ISA and the kernel list, best first, reference last. Read by src/ops/convert (dispatch,
+// kernel_name, kernel_statuses) and by the tests (every entry vs the reference).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
-#include "ampkit/device/cpu.hpp"
 #include "ampkit/core/dtype.hpp"
-#include "cpu/common/kernel_select.hpp"
+#include "ampkit/device/cpu.hpp"
+#include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
 
-/// Converts n elements from `src` (dtype from) to `dst` (dtype to). from != to.
-using ConvertFn = void (*)(const void* src, DType from, void* dst, DType to, std::int64_t n);
-
-struct ConvertKernel {
-  const char* name;
-  Isa isa;
-  bool needs_bf16_instructions;
-  ConvertFn run;
+/// A conversion after validation: n >= 0 elements, src and dst not overlapping (or identical
+/// with from == to), both non-null when n > 0.
+struct ConvertProblem {
+  const void* src = nullptr;
+  DType from = DType::f32;
+  void* dst = nullptr;
+  DType to = DType::f32;
+  std::int64_t n = 0;
 };
 
+/// Converts n elements from `src` (dtype from) to `dst` (dtype to); any pair of f32/bf16/f16.
+using ConvertFn = void (*)(const void* src, DType from, void* dst, DType to, std::int64_t n);
+using ConvertEntry = ops::KernelEntry<ConvertProblem, ConvertFn>;
+
+void convert_copy(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_ref(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_avx2(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_avx512(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::int64_t n);
 
-/// All conversion kernels, best first, the reference last.
-std::span<const ConvertKernel> convert_kernels();
+/// The conversion kernels, best first, the reference last (convert_kernel_list.cpp). The first
+/// entry, convert_copy, takes only equal dtypes (a byte copy).
+std::span<const ConvertEntry> convert_kernels();
 
 }  // namespace ampkit::cpu

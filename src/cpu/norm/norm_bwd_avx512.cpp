@@ -1,14 +1,14 @@
 // LayerNorm/RMSNorm backward for AVX512 (kernels layer): the templates of
 // norm_backward_impl.hpp instantiated with Avx512Ops. Entries of the norm kernel list
-// (norm_kernels.cpp).
+// (norm_kernel_list.cpp).
 #include "cpu/norm/norm_backward_impl.hpp"
 #include "cpu/norm/norm_ops_avx512.hpp"
 
 namespace ampkit::cpu {
 
-void layer_norm_backward_avx512(const NormBackwardProblem& p) {
+void layer_norm_bwd_avx512(const NormBackwardProblem& p) {
   norm_backward_dispatch<Avx512Ops, false>(p);
 }
-void rms_norm_backward_avx512(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
+void rms_norm_bwd_avx512(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
 
 }  // namespace ampkit::cpu

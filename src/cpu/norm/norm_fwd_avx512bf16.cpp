@@ -1,16 +1,16 @@
 // LayerNorm/RMSNorm forward for AVX-512 with AVX512_BF16 (kernels layer): the templates of
 // norm_forward_impl.hpp instantiated with Avx512Ops in a unit compiled with -mavx512bf16, so bf16
 // outputs are rounded by vcvtneps2bf16 (core/simd_avx512.hpp; same bits as the integer path).
-// Entries of the norm kernel list (norm_kernels.cpp).
+// Entries of the norm kernel list (norm_kernel_list.cpp).
 #include "cpu/norm/norm_forward_impl.hpp"
 #include "cpu/norm/norm_ops_avx512.hpp"
 
 namespace ampkit::cpu {
 
-void layer_norm_forward_avx512bf16(const NormForwardProblem& p) {
+void layer_norm_fwd_avx512bf16(const NormForwardProblem& p) {
   norm_forward_dispatch<Avx512Ops, false>(p);
 }
-void rms_norm_forward_avx512bf16(const NormForwardProblem& p) {
+void rms_norm_fwd_avx512bf16(const NormForwardProblem& p) {
   norm_forward_dispatch<Avx512Ops, true>(p);
 }
 

@@ -1,6 +1,7 @@
-// The LayerNorm/RMSNorm kernel list (kernels layer, internal): the validated problem the front
-// end hands to a kernel, the kernel entry points of every ISA, and one list of them, best first,
-// reference last. Read by norm_front_end.cpp (dispatch), norm_kernel_name and the tests.
+// The LayerNorm/RMSNorm kernels (kernels layer, internal): the validated problem the front end
+// hands to a kernel, the kernel entry points of every ISA, and the four kernel lists (layer/rms,
+// forward/backward), best first, reference last. Read by src/ops/norm (validation, dispatch,
+// kernel_name, kernel_statuses) and the tests.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/core/dtype.hpp"
+#include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
 
@@ -54,60 +56,41 @@ struct NormBackwardProblem {
 using NormForwardFn = void (*)(const NormForwardProblem&);
 using NormBackwardFn = void (*)(const NormBackwardProblem&);
 
-/// One implementation of the four operations for one ISA; every entry supports every dtype mix.
-struct NormKernel {
-  const char* name;  // "avx512bf16", "avx512", "avx2", "ref"
-  Isa isa;
-  bool needs_bf16_instructions;  // AVX512_BF16 (vcvtneps2bf16 for bf16 outputs)
-  const char* layer_forward_name;
-  NormForwardFn layer_forward;
-  const char* layer_backward_name;
-  NormBackwardFn layer_backward;
-  const char* rms_forward_name;
-  NormForwardFn rms_forward;
-  const char* rms_backward_name;
-  NormBackwardFn rms_backward;
-};
+/// Entries of the four kernel lists (src/ops/kernel_registry.hpp). Every entry supports every
+/// dtype mix and shape, so no entry declines a valid problem; they differ only in what the
+/// machine must have.
+using NormForwardEntry = ops::KernelEntry<NormForwardProblem, NormForwardFn>;
+using NormBackwardEntry = ops::KernelEntry<NormBackwardProblem, NormBackwardFn>;
 
-void layer_norm_forward_ref(const NormForwardProblem& p);
-void layer_norm_backward_ref(const NormBackwardProblem& p);
-void rms_norm_forward_ref(const NormForwardProblem& p);
-void rms_norm_backward_ref(const NormBackwardProblem& p);
+// The kernels; entry, function and kernel name are one: <norm>_norm_<fwd|bwd>_<isa>. The
+// fwd/bwd functions live in norm_fwd_<isa>.cpp / norm_bwd_<isa>.cpp, the reference in
+// norm_reference.cpp.
+void layer_norm_fwd_ref(const NormForwardProblem& p);
+void layer_norm_bwd_ref(const NormBackwardProblem& p);
+void rms_norm_fwd_ref(const NormForwardProblem& p);
+void rms_norm_bwd_ref(const NormBackwardProblem& p);
 
-void layer_norm_forward_avx2(const NormForwardProblem& p);
-void layer_norm_backward_avx2(const NormBackwardProblem& p);
-void rms_norm_forward_avx2(const NormForwardProblem& p);
-void rms_norm_backward_avx2(const NormBackwardProblem& p);
+void layer_norm_fwd_avx2(const NormForwardProblem& p);
+void layer_norm_bwd_avx2(const NormBackwardProblem& p);
+void rms_norm_fwd_avx2(const NormForwardProblem& p);
+void rms_norm_bwd_avx2(const NormBackwardProblem& p);
 
-void layer_norm_forward_avx512bf16(const NormForwardProblem& p);
-void layer_norm_backward_avx512bf16(const NormBackwardProblem& p);
-void rms_norm_forward_avx512bf16(const NormForwardProblem& p);
-void rms_norm_backward_avx512bf16(const NormBackwardProblem& p);
+void layer_norm_fwd_avx512(const NormForwardProblem& p);
+void layer_norm_bwd_avx512(const NormBackwardProblem& p);
+void rms_norm_fwd_avx512(const NormForwardProblem& p);
+void rms_norm_bwd_avx512(const NormBackwardProblem& p);
 
-void layer_norm_forward_avx512(const NormForwardProblem& p);
-void layer_norm_backward_avx512(const NormBackwardProblem& p);
-void rms_norm_forward_avx512(const NormForwardProblem& p);
-void rms_norm_backward_avx512(const NormBackwardProblem& p);
+void layer_norm_fwd_avx512bf16(const NormForwardProblem& p);
+void layer_norm_bwd_avx512bf16(const NormBackwardProblem& p);
+void rms_norm_fwd_avx512bf16(const NormForwardProblem& p);
+void rms_norm_bwd_avx512bf16(const NormBackwardProblem& p);
 
-/// All norm kernels, best first, the reference last.
-std::span<const NormKernel> norm_kernels();
-
-/// The kernel the calls use: the one a ForcedNormKernel names, else the first entry of
-/// norm_kernels() the active ISA allows (the reference is last, so there always is one).
-const NormKernel& selected_norm_kernel();
-
-/// For tests: makes every norm call of the process use kernel `k` while it lives (not nestable
-/// across threads; the caller checks that k's ISA is usable).
-class ForcedNormKernel {
- public:
-  explicit ForcedNormKernel(const NormKernel& k);
-  ~ForcedNormKernel();
-  ForcedNormKernel(const ForcedNormKernel&) = delete;
-  ForcedNormKernel& operator=(const ForcedNormKernel&) = delete;
-
- private:
-  const NormKernel* previous_;
-};
+/// The kernel lists of the four operations, best first, the reference last
+/// (norm_kernel_list.cpp). The front end selects from them; the tests run each entry.
+std::span<const NormForwardEntry> layer_norm_fwd_kernels();
+std::span<const NormBackwardEntry> layer_norm_bwd_kernels();
+std::span<const NormForwardEntry> rms_norm_fwd_kernels();
+std::span<const NormBackwardEntry> rms_norm_bwd_kernels();
 
 /// Per-calling-thread fp32 scratch of at least `floats` elements, 64-byte aligned. Grows (heap)
 /// only when a call needs more than any earlier call on this thread; never shrinks.

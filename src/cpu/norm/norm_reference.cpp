@@ -32,6 +32,7 @@ void store(void* base, DType t, std::int64_t i, double v) {
     case DType::f16:
       static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v));
       break;
+    case DType::i32: break;  // never: validation admits floating dtypes only
   }
 }
 
@@ -123,9 +124,9 @@ void backward(const NormBackwardProblem& p, bool rms) {
 
 }  // namespace
 
-void layer_norm_forward_ref(const NormForwardProblem& p) { forward(p, false); }
-void rms_norm_forward_ref(const NormForwardProblem& p) { forward(p, true); }
-void layer_norm_backward_ref(const NormBackwardProblem& p) { backward(p, false); }
-void rms_norm_backward_ref(const NormBackwardProblem& p) { backward(p, true); }
+void layer_norm_fwd_ref(const NormForwardProblem& p) { forward(p, false); }
+void rms_norm_fwd_ref(const NormForwardProblem& p) { forward(p, true); }
+void layer_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, false); }
+void rms_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, true); }
 
 }  // namespace ampkit::cpu

@@ -1,52 +1,98 @@
-// Bulk conversion front end (core layer): validates, then runs the best usable kernel.
+// Bulk conversion front end (ops layer): validates either form of convert (pointers + count, or
+// two TensorViews) into one problem, selects the kernel once from the list
+// (cpu/convert/convert_kernel_list.cpp) and runs it; also the check, kernel-name and
+// kernel-status queries. Nothing is written when an argument is rejected.
 #include "ampkit/ops/convert.hpp"
 
-#include <cstring>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/core/tensor.hpp"
+#include "core/checked_math.hpp"
 #include "cpu/convert/convert_kernels.hpp"
+#include "ops/kernel_registry.hpp"
+#include "ops/operand_checks.hpp"
 
 namespace ampkit {
-namespace cpu {
+namespace {
 
-std::span<const ConvertKernel> convert_kernels() {
-  static const ConvertKernel kernels[] = {
-      {"convert_avx512bf16", Isa::avx512, true, convert_avx512bf16},
-      {"convert_avx512", Isa::avx512, false, convert_avx512},
-      {"convert_avx2", Isa::avx2, false, convert_avx2},
-      {"convert_ref", Isa::ref, false, convert_ref},
-  };
-  return kernels;
+constexpr const char* kFn = "convert";
+
+std::string dtype_text(DType t) {
+  const std::string_view name = dtype_name(t);
+  if (name == "?") return "the value " + std::to_string(static_cast<int>(t));
+  return std::string(name);
 }
 
-}  // namespace cpu
+// Bytes of n elements of t, and the end of [p, p + bytes) inside the address space.
+std::int64_t checked_bytes(const char* name, const void* p, DType t, std::int64_t n) {
+  const auto bytes = checked_mul(n, static_cast<std::int64_t>(dtype_size(t)));
+  if (!bytes)
+    fail(kFn, name, " has n = ", n, " elements of ", dtype_name(t),
+         ", whose byte size overflows int64");
+  const auto start = reinterpret_cast<std::uintptr_t>(p);
+  if (start + static_cast<std::uintptr_t>(*bytes) < start)
+    fail(kFn, name, " + ", *bytes, " bytes runs past the end of the address space");
+  return *bytes;
+}
+
+// The checks both forms share, on pointers, dtypes and the element count.
+cpu::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n) {
+  if (!is_float_dtype(from))
+    fail(kFn, "src dtype must be f32, bf16 or f16, but got ", dtype_text(from));
+  if (!is_float_dtype(to))
+    fail(kFn, "dst dtype must be f32, bf16 or f16, but got ", dtype_text(to));
+  if (n < 0) fail(kFn, "n must be >= 0, but got ", n);
+  if (n > 0 && src == nullptr) fail(kFn, "src is null with n = ", n);
+  if (n > 0 && dst == nullptr) fail(kFn, "dst is null with n = ", n);
+  const std::int64_t src_bytes = checked_bytes("src", src, from, n);
+  const std::int64_t dst_bytes = checked_bytes("dst", dst, to, n);
+  if (!(src == dst && from == to) && ranges_overlap(src, src_bytes, dst, dst_bytes))
+    fail(kFn, "dst must not overlap src (in place only with the same dtype), but they overlap");
+  return {src, from, dst, to, n};
+}
+
+cpu::ConvertProblem validate(const TensorView& src, const TensorView& dst) {
+  ops::check_given(kFn, "src", src, "the input");
+  ops::check_given(kFn, "dst", dst, "the output, src's shape");
+  ops::check_float_view(kFn, "src", src);
+  ops::check_float_view(kFn, "dst", dst);
+  ops::check_shape(kFn, "dst", dst, src.shape.data(), src.rank, "src's shape");
+  return validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
+}
+
+void run(const cpu::ConvertProblem& p) {
+  if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
+  const cpu::ConvertEntry& k = ops::select_kernel(cpu::convert_kernels(), p);
+  k.run(p.src, p.from, p.dst, p.to, p.n);
+}
+
+}  // namespace
 
 void convert(const void* src, DType src_type, void* dst, DType dst_type, std::int64_t n) {
-  constexpr const char* fn = "convert";
-  if (!is_float_dtype(src_type))
-    fail(fn, "src_type must be f32, bf16 or f16, but got the value ", static_cast<int>(src_type));
-  if (!is_float_dtype(dst_type))
-    fail(fn, "dst_type must be f32, bf16 or f16, but got the value ", static_cast<int>(dst_type));
-  if (n < 0) fail(fn, "n must be >= 0, but got ", n);
-  if (n == 0) return;
-  if (src == nullptr) fail(fn, "src is null with n = ", n);
-  if (dst == nullptr) fail(fn, "dst is null with n = ", n);
-  const std::int64_t src_bytes = n * static_cast<std::int64_t>(dtype_size(src_type));
-  const std::int64_t dst_bytes = n * static_cast<std::int64_t>(dtype_size(dst_type));
-  if (src == dst && src_type == dst_type) return;
-  if (ranges_overlap(src, src_bytes, dst, dst_bytes))
-    fail(fn, "dst must not overlap src (in place only with the same dtype), but they overlap");
-  if (src_type == dst_type) {
-    std::memcpy(dst, src, static_cast<std::size_t>(src_bytes));
-    return;
+  run(validate(src, src_type, dst, dst_type, n));
+}
+
+void convert(const TensorView& src, const TensorView& dst) { run(validate(src, dst)); }
+
+std::string convert_check(const TensorView& src, const TensorView& dst) noexcept {
+  try {
+    validate(src, dst);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  } catch (...) {
+    return "convert: out of memory while validating the arguments";
   }
-  for (const cpu::ConvertKernel& k : cpu::convert_kernels()) {
-    if (cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
-      k.run(src, src_type, dst, dst_type, n);
-      return;
-    }
-  }
+}
+
+const char* convert_kernel_name(const TensorView& src, const TensorView& dst) {
+  return ops::select_kernel(cpu::convert_kernels(), validate(src, dst)).name;
+}
+
+std::vector<KernelStatus> convert_kernel_statuses(const TensorView& src, const TensorView& dst) {
+  return ops::kernel_statuses(cpu::convert_kernels(), validate(src, dst));
 }
 
 }  // namespace ampkit

@@ -1,6 +1,7 @@
 // Shared checks of the norm tests (tests of the kernels layer): random inputs, poisoned outputs,
-// one call of the kernel under test and one of the reference (IsaScope(ref)), and element-wise
-// comparison with the error bounds of docs/NUMERICS.md ("LayerNorm and RMSNorm").
+// one call of the kernel under test (an entry of the kernel lists, run through the front end's
+// validation, or the public call) and one of the reference entry, and element-wise comparison
+// with the error bounds of docs/NUMERICS.md ("LayerNorm and RMSNorm").
 // Used by norm_kernels_test.cpp and norm_threads_test.cpp.
 #pragma once
 
@@ -9,12 +10,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "ampkit/ops/norm.hpp"
+#include "ops/norm/norm_front_end.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::norm_testing {
@@ -82,6 +85,7 @@ struct ForwardCase {
   bool stats = true;               // request mean (LayerNorm) and rstd
   float eps = 1e-5f;
   double offset = 0.0, stddev = 1.0;  // x ~ N(offset, stddev)
+  int kernel = -1;  // index into the kernel lists; -1: the public call (selected kernel)
 };
 
 inline std::string describe(const ForwardCase& c) {
@@ -96,21 +100,38 @@ struct ForwardRun {
   Buffer x, gamma, beta, y, mean, rstd;
 };
 
-inline void run_forward(const ForwardCase& c, ForwardRun& run) {
-  NormForwardArgs a;
-  a.rows = c.rows;
-  a.n = c.n;
-  a.x = {run.x.data(), c.mix.x};
-  if (c.gamma) a.gamma = {run.gamma.data(), c.mix.param};
-  if (c.beta && !c.rms) a.beta = {run.beta.data(), c.mix.param};
-  a.eps = c.eps;
-  a.y = {run.y.data(), c.mix.x};
-  if (c.stats && !c.rms) a.mean = static_cast<float*>(run.mean.data());
-  if (c.stats) a.rstd = static_cast<float*>(run.rstd.data());
-  if (c.rms) rms_norm_forward(a); else layer_norm_forward(a);
+inline TensorView view(Buffer& b, DType t, std::initializer_list<std::int64_t> shape) {
+  return TensorView(b.data(), t, shape);
 }
 
-/// Random inputs; runs the kernel the active ISA selects and the reference; checks y, mean and
+inline NormKind kind_of(bool rms) { return rms ? NormKind::rms : NormKind::layer; }
+
+/// The index of the reference entry (the last of every list).
+inline int reference_kernel() {
+  return static_cast<int>(ops::norm_forward_kernels(NormKind::layer).size()) - 1;
+}
+
+/// One forward call: the public call (kernel < 0) or entry `kernel` of the list, after the
+/// front end's validation.
+inline void run_forward(const ForwardCase& c, ForwardRun& run, int kernel) {
+  NormForwardArgs a;
+  a.x = view(run.x, c.mix.x, {c.rows, c.n});
+  if (c.gamma) a.gamma = view(run.gamma, c.mix.param, {c.n});
+  if (c.beta && !c.rms) a.beta = view(run.beta, c.mix.param, {c.n});
+  a.eps = c.eps;
+  a.y = view(run.y, c.mix.x, {c.rows, c.n});
+  if (c.stats && !c.rms) a.mean = view(run.mean, DType::f32, {c.rows});
+  if (c.stats) a.rstd = view(run.rstd, DType::f32, {c.rows});
+  const NormKind kind = kind_of(c.rms);
+  if (kernel < 0) {
+    if (c.rms) rms_norm_forward(a); else layer_norm_forward(a);
+    return;
+  }
+  const auto list = ops::norm_forward_kernels(kind);
+  ops::run_norm_forward(ops::validate_norm_forward("test", kind, a), list[kernel]);
+}
+
+/// Random inputs; runs kernel c.kernel (or the selected one) and the reference; checks y, mean and
 /// rstd against the bounds of docs/NUMERICS.md. Returns the kernel's run (for bitwise checks).
 /// With check = false only the kernel runs (same inputs for the same rng state).
 inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool check = true) {
@@ -130,12 +151,9 @@ inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool
   k.mean.poison();
   k.rstd.poison();
   ForwardRun ref = k;
-  run_forward(c, k);
+  run_forward(c, k, c.kernel);
   if (!check) return k;
-  {
-    testing::IsaScope scope(Isa::ref);
-    run_forward(c, ref);
-  }
+  run_forward(c, ref, reference_kernel());
   // Per-row statistics in double: mu, A = mean|x|, D = mean|x - mu|.
   const double k_n = row_chain(n), u_y = unit_roundoff(c.mix.x);
   const double eps_r = ((k_n + 6.0) / 2.0 + 3.0) * kU;  // relative error bound of rstd
@@ -187,6 +205,7 @@ struct BackwardCase {
   bool dx = true, dgamma = true, dbeta = true;  // dgamma needs gamma; dbeta ignored for RMSNorm
   bool accumulate = false;
   double offset = 0.0, stddev = 1.0;
+  int kernel = -1;  // index into the kernel lists; -1: the public call (selected kernel)
 };
 
 inline std::string describe(const BackwardCase& c) {
@@ -202,23 +221,28 @@ struct BackwardRun {
   Buffer dy, x, mean, rstd, gamma, dx, dgamma, dbeta;
 };
 
-inline void run_backward(const BackwardCase& c, BackwardRun& run) {
+/// One backward call: the public call (kernel < 0) or entry `kernel` of the list.
+inline void run_backward(const BackwardCase& c, BackwardRun& run, int kernel) {
   NormBackwardArgs a;
-  a.rows = c.rows;
-  a.n = c.n;
-  a.dy = {run.dy.data(), c.mix.x};
-  a.x = {run.x.data(), c.mix.x};
-  if (!c.rms) a.mean = static_cast<const float*>(run.mean.data());
-  a.rstd = static_cast<const float*>(run.rstd.data());
-  if (c.gamma) a.gamma = {run.gamma.data(), c.mix.param};
-  if (c.dx) a.dx = {run.dx.data(), c.mix.x};
-  if (c.dgamma) a.dgamma = {run.dgamma.data(), c.mix.param};
-  if (c.dbeta && !c.rms) a.dbeta = {run.dbeta.data(), c.mix.param};
+  a.dy = view(run.dy, c.mix.x, {c.rows, c.n});
+  a.x = view(run.x, c.mix.x, {c.rows, c.n});
+  if (!c.rms) a.mean = view(run.mean, DType::f32, {c.rows});
+  a.rstd = view(run.rstd, DType::f32, {c.rows});
+  if (c.gamma) a.gamma = view(run.gamma, c.mix.param, {c.n});
+  if (c.dx) a.dx = view(run.dx, c.mix.x, {c.rows, c.n});
+  if (c.dgamma) a.dgamma = view(run.dgamma, c.mix.param, {c.n});
+  if (c.dbeta && !c.rms) a.dbeta = view(run.dbeta, c.mix.param, {c.n});
   a.accumulate = c.accumulate;
-  if (c.rms) rms_norm_backward(a); else layer_norm_backward(a);
+  const NormKind kind = kind_of(c.rms);
+  if (kernel < 0) {
+    if (c.rms) rms_norm_backward(a); else layer_norm_backward(a);
+    return;
+  }
+  const auto list = ops::norm_backward_kernels(kind);
+  ops::run_norm_backward(ops::validate_norm_backward("test", kind, a), list[kernel]);
 }
 
-/// Random dy, x, gamma; mean/rstd from the reference forward; runs the selected kernel and the
+/// Random dy, x, gamma; mean/rstd from the reference forward; runs kernel c.kernel and the
 /// reference backward and checks dx, dgamma, dbeta against the bounds of docs/NUMERICS.md.
 /// With check = false only the kernel runs (same inputs for the same rng state).
 inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
@@ -238,12 +262,10 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
     testing::IsaScope scope(Isa::ref);
     NormForwardArgs f;
     Buffer y(c.mix.x, size);
-    f.rows = rows;
-    f.n = n;
-    f.x = {k.x.data(), c.mix.x};
-    f.y = {y.data(), c.mix.x};
-    if (!c.rms) f.mean = static_cast<float*>(k.mean.data());
-    f.rstd = static_cast<float*>(k.rstd.data());
+    f.x = view(k.x, c.mix.x, {rows, n});
+    f.y = view(y, c.mix.x, {rows, n});
+    if (!c.rms) f.mean = view(k.mean, DType::f32, {rows});
+    f.rstd = view(k.rstd, DType::f32, {rows});
     if (c.rms) rms_norm_forward(f); else layer_norm_forward(f);
   }
   k.dx = Buffer(c.mix.x, size);
@@ -259,12 +281,9 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
   }
   BackwardRun ref = k;
   const BackwardRun before = k;
-  run_backward(c, k);
+  run_backward(c, k, c.kernel);
   if (!check) return k;
-  {
-    testing::IsaScope scope(Isa::ref);
-    run_backward(c, ref);
-  }
+  run_backward(c, ref, reference_kernel());
   // Scales in double: g = gamma*dy, xhat = (x - mean)*rstd from the given fp32 mean/rstd.
   const double k_n = row_chain(n), k_r = column_chain(rows);
   const double u_x = unit_roundoff(c.mix.x), u_p = unit_roundoff(c.mix.param);

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ampkit/ops/norm.hpp"
-#include "cpu/common/kernel_select.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_checks.hpp"  // tests/cpu/norm
+#include "ops/norm/norm_front_end.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {
@@ -20,50 +20,89 @@ using norm_testing::BackwardCase;
 using norm_testing::ForwardCase;
 using norm_testing::kMixes;
 
-// Runs body(kernel) for each kernel of the list this machine and AMPKIT_ISA allow, with the ISA
-// cap set to the kernel's and the public calls forced onto that kernel; prints why the others are
-// skipped.
+// One position of the four norm kernel lists (layer/rms, forward/backward): the lists are
+// parallel, entry i of each needs the same machine.
+struct KernelSlot {
+  int index;
+  const cpu::NormForwardEntry& entry;  // layer_norm_fwd_kernels()[index], for name and needs
+};
+
+// Runs body(slot) for each position of the lists whose entries this machine and AMPKIT_ISA
+// allow, with the ISA cap set to the entry's (the reference then runs under it too); prints why
+// the others are skipped. The cases run the entries directly (case.kernel = slot.index).
 template <class Body>
 void for_each_kernel(Body body) {
   int tested = 0;
-  for (const cpu::NormKernel& k : cpu::norm_kernels()) {
-    if (!cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
-      std::printf("[ SKIPPED  ] norm kernel %s: ISA not available on this machine or above "
-                  "AMPKIT_ISA\n", k.name);
+  const auto layer_fwd = cpu::layer_norm_fwd_kernels();
+  ASSERT_EQ(layer_fwd.size(), cpu::layer_norm_bwd_kernels().size());
+  ASSERT_EQ(layer_fwd.size(), cpu::rms_norm_fwd_kernels().size());
+  ASSERT_EQ(layer_fwd.size(), cpu::rms_norm_bwd_kernels().size());
+  for (std::size_t i = 0; i < layer_fwd.size(); ++i) {
+    const cpu::NormForwardEntry& k = layer_fwd[i];
+    ASSERT_EQ(k.needs.isa, cpu::rms_norm_bwd_kernels()[i].needs.isa);
+    if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
+      std::printf("[ SKIPPED  ] norm kernel %s: %s\n", k.name, why);
       continue;
     }
-    testing::IsaScope scope(k.isa);
-    cpu::ForcedNormKernel forced(k);
-    ASSERT_STREQ(norm_kernel_name(false, false, DType::bf16, DType::f32), k.layer_forward_name);
-    ASSERT_STREQ(norm_kernel_name(true, true, DType::f16, DType::f16), k.rms_backward_name);
+    testing::IsaScope scope(k.needs.isa);
     SCOPED_TRACE(k.name);
-    body(k);
+    body(KernelSlot{static_cast<int>(i), k});
     ++tested;
   }
   EXPECT_GE(tested, 1);
 }
 
-// Without a forced kernel, the calls pick the first usable entry of the list.
+// The public calls pick the first usable entry of each list, and the kernel-name and status
+// queries say so.
 TEST(NormKernels, DispatchPicksTheFirstUsableKernel) {
+  testing::Buffer x(DType::bf16, 12), y(DType::bf16, 12), dx(DType::bf16, 12),
+      gamma(DType::f32, 4), mean(DType::f32, 3), rstd(DType::f32, 3);
+  NormForwardArgs f;
+  f.x = TensorView(x.data(), DType::bf16, {3, 4});
+  f.y = TensorView(y.data(), DType::bf16, {3, 4});
+  f.gamma = TensorView(gamma.data(), DType::f32, {4});
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
-    const cpu::NormKernel* first = nullptr;
-    for (const cpu::NormKernel& k : cpu::norm_kernels())
-      if (first == nullptr && cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) first = &k;
-    ASSERT_NE(first, nullptr);
-    EXPECT_EQ(first->isa, isa);
-    EXPECT_STREQ(norm_kernel_name(false, true, DType::f32, DType::f32), first->layer_backward_name);
-    EXPECT_STREQ(norm_kernel_name(true, false, DType::bf16, DType::bf16), first->rms_forward_name);
+    for (NormKind kind : {NormKind::layer, NormKind::rms}) {
+      NormBackwardArgs b;
+      b.dy = f.y;
+      b.x = f.x;
+      if (kind == NormKind::layer) b.mean = TensorView(mean.data(), DType::f32, {3});
+      b.rstd = TensorView(rstd.data(), DType::f32, {3});
+      b.dx = TensorView(dx.data(), DType::bf16, {3, 4});
+      const cpu::NormForwardEntry* first = nullptr;
+      for (const cpu::NormForwardEntry& k : ops::norm_forward_kernels(kind))
+        if (first == nullptr && ops::kernel_unavailable_reason(k.needs) == nullptr) first = &k;
+      ASSERT_NE(first, nullptr);
+      EXPECT_EQ(first->needs.isa, isa);
+      EXPECT_STREQ(norm_kernel_name(kind, f), first->name);
+      const auto list = ops::norm_forward_kernels(kind);
+      const std::vector<KernelStatus> statuses = norm_kernel_statuses(kind, f);
+      ASSERT_EQ(statuses.size(), list.size());
+      std::size_t selected = list.size();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        EXPECT_EQ(statuses[i].name, list[i].name);
+        const char* why = ops::kernel_unavailable_reason(list[i].needs);
+        EXPECT_EQ(statuses[i].declined, why != nullptr ? why : "") << list[i].name;
+        if (statuses[i].selected) {
+          EXPECT_EQ(selected, list.size()) << "two entries selected";
+          selected = i;
+        }
+      }
+      ASSERT_LT(selected, list.size());
+      EXPECT_EQ(statuses[selected].name, first->name);
+      EXPECT_STREQ(norm_kernel_name(kind, b), ops::norm_backward_kernels(kind)[selected].name);
+    }
   }
 }
 
 // The shapes: every row length with 0, 1 and 3 rows; many rows only for a few lengths (and not
 // for the reference entry, which is compared with itself: there they only cost time).
-std::vector<std::pair<std::int64_t, std::int64_t>> shapes(const cpu::NormKernel& k) {
+std::vector<std::pair<std::int64_t, std::int64_t>> shapes(const KernelSlot& k) {
   std::vector<std::pair<std::int64_t, std::int64_t>> s;
   for (std::int64_t n : {1, 2, 7, 15, 16, 17, 31, 64, 1000, 4096, 12288})
     for (std::int64_t rows : {0, 1, 3}) s.emplace_back(rows, n);
-  if (k.isa == Isa::ref) return s;
+  if (k.entry.needs.isa == Isa::ref) return s;
   for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{64, 16}, {64, 17}, {64, 1000},
                          {1000, 7}, {1000, 16}})
     s.emplace_back(rows, n);
@@ -74,7 +113,7 @@ TEST(NormKernels, ForwardMatchesReferenceForEveryDtypeMixAndShape) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel& k) {
+  for_each_kernel([&](const KernelSlot& k) {
     for (auto [rows, n] : shapes(k))
       for (norm_testing::Mix mix : kMixes)
         for (bool rms : {false, true})
@@ -82,6 +121,7 @@ TEST(NormKernels, ForwardMatchesReferenceForEveryDtypeMixAndShape) {
             for (bool beta : {false, true}) {
               if (rms && beta) continue;
               ForwardCase c;
+              c.kernel = k.index;
               c.rms = rms;
               c.mix = mix;
               c.rows = rows;
@@ -99,13 +139,14 @@ TEST(NormKernels, BackwardMatchesReferenceForEveryDtypeMixAndShape) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel& k) {
+  for_each_kernel([&](const KernelSlot& k) {
     for (auto [rows, n] : shapes(k))
       for (norm_testing::Mix mix : kMixes)
         for (bool rms : {false, true})
           for (bool gamma : {false, true})
             for (bool accumulate : {false, true}) {
               BackwardCase c;
+              c.kernel = k.index;
               c.rms = rms;
               c.mix = mix;
               c.rows = rows;
@@ -126,11 +167,12 @@ TEST(NormKernels, OptionalOutputsMatchReferenceAndOthersStayUntouched) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel&) {
+  for_each_kernel([&](const KernelSlot& k) {
     for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{3, 17}, {70, 33}, {5, 1000}})
       for (norm_testing::Mix mix : {kMixes[0], kMixes[2], kMixes[3]})
         for (bool rms : {false, true}) {
           ForwardCase f;
+          f.kernel = k.index;
           f.rms = rms;
           f.mix = mix;
           f.rows = rows;
@@ -139,6 +181,7 @@ TEST(NormKernels, OptionalOutputsMatchReferenceAndOthersStayUntouched) {
           norm_testing::check_forward(f, rng);
           for (int subset = 0; subset < 4; ++subset) {
             BackwardCase c;
+            c.kernel = k.index;
             c.rms = rms;
             c.mix = mix;
             c.rows = rows;
@@ -162,9 +205,10 @@ TEST(NormKernels, LargeOffsetRowsStayAccurate) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel&) {
+  for_each_kernel([&](const KernelSlot& slot) {
     for (std::int64_t n : {64, 1000, 4096}) {
       ForwardCase c;
+      c.kernel = slot.index;
       c.rows = 4;
       c.n = n;
       c.gamma = c.beta = false;
@@ -182,6 +226,7 @@ TEST(NormKernels, LargeOffsetRowsStayAccurate) {
           ASSERT_NEAR(k.y.get(i * n + j), (k.x.get(i * n + j) - mu) * r, 1e-4) << i << ", " << j;
       }
       BackwardCase b;
+      b.kernel = slot.index;
       b.rows = 4;
       b.n = n;
       b.offset = 1e4;
@@ -197,7 +242,7 @@ TEST(NormKernels, DyadicDataGivesExactResults) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  for_each_kernel([&](const cpu::NormKernel&) {
+  for_each_kernel([&](const KernelSlot& k) {
     for (norm_testing::Mix mix : kMixes)
       for (std::int64_t n : {2, 16, 64, 256}) {
         const std::int64_t rows = 3;
@@ -226,28 +271,26 @@ TEST(NormKernels, DyadicDataGivesExactResults) {
         dgamma.poison();
         dbeta.poison();
         NormForwardArgs f;
-        f.rows = rows;
-        f.n = n;
-        f.x = {x.data(), mix.x};
-        f.gamma = {gamma.data(), mix.param};
-        f.beta = {beta.data(), mix.param};
+        f.x = TensorView(x.data(), mix.x, {rows, n});
+        f.gamma = TensorView(gamma.data(), mix.param, {n});
+        f.beta = TensorView(beta.data(), mix.param, {n});
         f.eps = 0.0f;
-        f.y = {y.data(), mix.x};
-        f.mean = static_cast<float*>(mean.data());
-        f.rstd = static_cast<float*>(rstd.data());
-        layer_norm_forward(f);
+        f.y = TensorView(y.data(), mix.x, {rows, n});
+        f.mean = TensorView(mean.data(), DType::f32, {rows});
+        f.rstd = TensorView(rstd.data(), DType::f32, {rows});
+        ops::run_norm_forward(ops::validate_norm_forward("test", NormKind::layer, f),
+                              cpu::layer_norm_fwd_kernels()[k.index]);
         NormBackwardArgs b;
-        b.rows = rows;
-        b.n = n;
-        b.dy = {dy.data(), mix.x};
-        b.x = {x.data(), mix.x};
+        b.dy = TensorView(dy.data(), mix.x, {rows, n});
+        b.x = f.x;
         b.mean = f.mean;
         b.rstd = f.rstd;
-        b.gamma = {gamma.data(), mix.param};
-        b.dx = {dx.data(), mix.x};
-        b.dgamma = {dgamma.data(), mix.param};
-        b.dbeta = {dbeta.data(), mix.param};
-        layer_norm_backward(b);
+        b.gamma = f.gamma;
+        b.dx = TensorView(dx.data(), mix.x, {rows, n});
+        b.dgamma = TensorView(dgamma.data(), mix.param, {n});
+        b.dbeta = TensorView(dbeta.data(), mix.param, {n});
+        ops::run_norm_backward(ops::validate_norm_backward("test", NormKind::layer, b),
+                               cpu::layer_norm_bwd_kernels()[k.index]);
         std::vector<double> want_dgamma(n, 0.0), want_dbeta(n, 0.0);
         for (std::int64_t i = 0; i < rows; ++i) {
           ASSERT_EQ(mean.get(i), a[i]);

@@ -1,13 +1,12 @@
 // LayerNorm/RMSNorm results are bitwise independent of the thread count (kernels layer tests):
 // forward and backward, dgamma/dbeta included, with enough rows for many 32-row blocks and
-// enough work to open the parallel region; every fast kernel this machine can run (the
-// reference is sequential).
+// enough work to open the parallel region; every fast entry of the kernel lists this machine
+// can run, called directly (the reference is sequential).
 #include <cstdio>
 #include <random>
 
 #include "ampkit/ops/norm.hpp"
 #include "cpu/norm/norm_checks.hpp"
-#include "cpu/common/kernel_select.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "support/test_support.hpp"
 
@@ -17,14 +16,15 @@ namespace {
 TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
-  for (const cpu::NormKernel& k : cpu::norm_kernels()) {
-    if (k.isa == Isa::ref) continue;  // the reference is sequential
-    if (!cpu::kernel_usable(k.isa, k.needs_bf16_instructions)) {
-      std::printf("[ SKIPPED  ] norm kernel %s: ISA not available or above AMPKIT_ISA\n", k.name);
+  const auto list = cpu::layer_norm_fwd_kernels();  // the four lists are parallel
+  for (std::size_t index = 0; index < list.size(); ++index) {
+    const cpu::NormForwardEntry& k = list[index];
+    if (k.needs.isa == Isa::ref) continue;  // the reference is sequential
+    if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
+      std::printf("[ SKIPPED  ] norm kernel %s: %s\n", k.name, why);
       continue;
     }
-    testing::IsaScope isa_scope(k.isa);
-    cpu::ForcedNormKernel forced(k);
+    testing::IsaScope isa_scope(k.needs.isa);
     SCOPED_TRACE(k.name);
     for (norm_testing::Mix mix : {norm_testing::kMixes[0], norm_testing::kMixes[2]})
       for (bool rms : {false, true})
@@ -34,12 +34,14 @@ TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
           f.mix = mix;
           f.rows = rows;
           f.n = n;
+          f.kernel = static_cast<int>(index);
           norm_testing::BackwardCase b;
           b.rms = rms;
           b.mix = mix;
           b.rows = rows;
           b.n = n;
           b.accumulate = true;
+          b.kernel = static_cast<int>(index);
           norm_testing::ForwardRun f1;
           norm_testing::BackwardRun b1;
           for (int threads : {1, 2, 3}) {

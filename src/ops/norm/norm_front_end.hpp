@@ -1,0 +1,32 @@
+// The LayerNorm/RMSNorm front end's internal interface (ops layer): decode and validate a call
+// into a kernel problem (norm_validate.cpp), and run a problem on one entry of a kernel list
+// (norm_front_end.cpp). The public calls select the entry from the list; the tests pass each
+// entry of the list in turn.
+#pragma once
+
+#include "ampkit/ops/norm.hpp"
+#include "cpu/norm/norm_kernels.hpp"
+
+namespace ampkit::ops {
+
+/// "layer_norm_forward", "rms_norm_backward", ...
+const char* norm_function_name(NormKind kind, bool backward);
+
+/// Validates a forward call and decodes it (rows, n, pointers). Throws Error naming `fn`.
+cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
+                                              const NormForwardArgs& args);
+/// Validates a backward call and decodes it. Throws Error naming `fn`.
+cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
+                                                const NormBackwardArgs& args);
+
+/// The kernel lists of `kind`.
+std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind);
+std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind);
+
+/// Runs a validated problem on `entry` (rows = 0 and "nothing requested" handled here, without
+/// the kernel). The entry must be usable on this machine.
+void run_norm_forward(const cpu::NormForwardProblem& problem, const cpu::NormForwardEntry& entry);
+void run_norm_backward(const cpu::NormBackwardProblem& problem,
+                       const cpu::NormBackwardEntry& entry);
+
+}  // namespace ampkit::ops
