@@ -1,8 +1,9 @@
-// OpenBLAS sgemm as a benchmark peer, in a process of its own (benchmarks only, not part of the
-// library): `ampkit bench gemm` / `bench linear` spawn it with OPENBLAS_CORETYPE and
-// OPENBLAS_L2_SIZE removed from its environment and OPENBLAS_NUM_THREADS set, so OpenBLAS's
-// threads and settings never touch the ampkit process (see docs/PERFORMANCE.md).
-//   ampkit_openblas_peer --shapes 4096x4096x1024,1x4096x4096 --threads 2 [--op nn|tn|nt]
+// OpenBLAS sgemm as a benchmark peer in a process of its own: the helper program
+// ampkit_openblas_peer (tools layer, bench/peers/; benchmarks only, built only when OpenBLAS is
+// found). openblas_peer.cpp, for `ampkit bench gemm` / `bench linear`, spawns it with
+// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its environment and OPENBLAS_NUM_THREADS
+// set, so OpenBLAS's threads and settings never touch the ampkit process (docs/PERFORMANCE.md).
+//   ampkit_openblas_peer --shapes 4096x4096x1024,1x4096x4096 --threads 2 [--op nn|tn|nt|tt]
 //                        [--reps 5] [--min-ms 200]
 // prints one JSON line per shape: median ms and GFLOP/s (2mnk) of column-major
 // C (m x n) = op(A) (m x k) * op(B) (k x n), buffers allocated and touched once, warmed up.
@@ -25,7 +26,7 @@ struct Shape {
 
 [[noreturn]] void usage(const char* message) {
   std::fprintf(stderr, "ampkit_openblas_peer: %s\nusage: ampkit_openblas_peer --shapes MxNxK[,...] "
-               "--threads T [--op nn|tn|nt] [--reps R] [--min-ms MS]\n", message);
+               "--threads T [--op nn|tn|nt|tt] [--reps R] [--min-ms MS]\n", message);
   std::exit(2);
 }
 
@@ -74,10 +75,10 @@ int main(int argc, char** argv) {
     else usage(("unknown option " + arg).c_str());
   }
   if (shapes.empty()) usage("--shapes is required");
-  if (op != "nn" && op != "tn" && op != "nt") usage(("bad --op '" + op + "'").c_str());
+  if (op != "nn" && op != "tn" && op != "nt" && op != "tt") usage(("bad --op '" + op + "'").c_str());
   openblas_set_num_threads(static_cast<int>(threads));
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  const bool ta = op == "tn", tb = op == "nt";
+  const bool ta = op[0] == 't', tb = op[1] == 't';
 
   for (const Shape& s : shapes) {
     // op(A) m x k: stored m x k (lda m) or k x m (lda k); op(B) k x n likewise.

@@ -1,6 +1,9 @@
-// Tests of the `ampkit bench` machinery (tools/ampkit/bench_util): JSON escaping and numbers,
-// sample statistics, measure()'s repetition rules, aligned buffers, option parsing and its errors.
-#include "tools/ampkit/bench_util.hpp"
+// Tests of the `ampkit bench` machinery (tools/ampkit/bench/): JSON escaping and numbers, sample
+// statistics, measure()'s repetition rules, aligned buffers, the memory check, norm shape limits.
+#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/bench/norm_case.hpp"
+#include "tools/ampkit/bench/timing.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "tools/ampkit/cli/options.hpp"
 
 namespace ampkit::tools::bench {
 namespace {
@@ -100,47 +104,36 @@ TEST(BenchUtil, AlignedBufferIsAlignedAndZeroed) {
   EXPECT_THROW(AlignedBuffer(16, 0), Error);
 }
 
-TEST(BenchUtil, SplitListAndParseInt) {
-  EXPECT_EQ(split_list(" a, b,,c "), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(split_list("64x128", 'x'), (std::vector<std::string>{"64", "128"}));
-  EXPECT_EQ(parse_int("42", "bench x", "--reps", 1, 100), 42);
-  EXPECT_THROW(parse_int("4x", "bench x", "--reps", 1, 100), Error);
-  EXPECT_THROW(parse_int("", "bench x", "--reps", 1, 100), Error);
-  EXPECT_THROW(parse_int("0", "bench x", "--reps", 1, 100), Error);
-  EXPECT_EQ(parse_thread_list("1,2", "bench x"), (std::vector<int>{1, 2}));
+TEST(BenchUtil, FormatBytes) {
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1.5 * 1024 * 1024), "1.5 MiB");
+  EXPECT_EQ(format_bytes(4e12), "3.6 TiB");
 }
 
-TEST(BenchUtil, OptionsParseCommonAndOwn) {
-  const Options o({"--threads", "2,1", "--json", "--op=rms_norm", "--reps", "3", "--quick"},
-                  "bench norm", {{"--op", true}, {"--f16", false}});
-  EXPECT_EQ(o.common().threads, (std::vector<int>{2, 1}));
-  EXPECT_TRUE(o.common().json);
-  EXPECT_TRUE(o.common().quick);
-  EXPECT_FALSE(o.common().help);
-  EXPECT_EQ(o.common().reps, 3);
-  EXPECT_EQ(o.value_or("--op", "all"), "rms_norm");
-  EXPECT_FALSE(o.has("--f16"));
-  EXPECT_EQ(o.value_or("--f16", "no"), "no");
+TEST(BenchUtil, RequireMemoryRefusesWhatCannotFit) {
+  if (available_memory_bytes() == 0) GTEST_SKIP() << "available memory unknown here";
+  EXPECT_NO_THROW(require_memory("--shapes", "a case", 1024.0));
+  try {
+    require_memory("--shapes", "the largest case", 1e18);
+    FAIL() << "1e18 bytes accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::out_of_memory);
+    EXPECT_NE(std::string(e.what()).find("--shapes: the largest case needs 888.2 PiB of buffers, but "),
+              std::string::npos)
+        << e.what();
+  }
 }
 
-TEST(BenchUtil, OptionsRejectBadInputWithTheCommandName) {
-  auto message = [](const Args& args) -> std::string {
-    try {
-      Options o(args, "bench norm", {{"--op", true}});
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
-  EXPECT_NE(message({"--bogus"}).find("bench norm: unknown option '--bogus'"), std::string::npos);
-  EXPECT_NE(message({"--op"}).find("--op expects a value"), std::string::npos);
-  EXPECT_NE(message({"--op="}).find("--op expects a value"), std::string::npos);
-  EXPECT_NE(message({"--json=1"}).find("--json takes no value"), std::string::npos);
-  EXPECT_NE(message({"--threads", "0"}).find("--threads expects an integer in [1, 1024]"),
-            std::string::npos);
-  EXPECT_NE(message({"--threads", "a"}).find("but got 'a'"), std::string::npos);
-  EXPECT_NE(message({"--threads", ","}).find("--threads expects a list"), std::string::npos);
-  EXPECT_NE(message({"--reps", "1", "--reps", "2"}).find("given twice"), std::string::npos);
+TEST(BenchUtil, NormShapesRejectOverflowingElementCounts) {
+  const NormShape s = parse_norm_shape("64x128x56x56");
+  EXPECT_EQ(s.rows, 64 * 128 * 56);
+  EXPECT_EQ(s.n, 56);
+  // 2^36 elements are allowed; one more is not; products that wrap int64 are caught.
+  EXPECT_EQ(parse_norm_shape("65536x1048576").elements(), kMaxNormElements);
+  EXPECT_THROW(parse_norm_shape("65537x1048576"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("1099511627776x1099511627776x16"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("4294967296x4294967296x4294967296x4294967296"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("0x16"), cli::UsageError);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// Spawns the OpenBLAS peer process and reads its JSON lines (tools layer). Why a process of its
-// own: OpenBLAS's threads would fight ampkit's OpenMP threads for the two cores, and
-// OPENBLAS_CORETYPE=Haswell / OPENBLAS_L2_SIZE (set on this machine) halve its fp32 speed; the
-// child gets them removed from its environment only. Called by bench_gemm.cpp, bench_linear.cpp.
+// Spawns the OpenBLAS peer process (openblas_peer_main.cpp) and reads its JSON lines (tools
+// layer, bench/peers/). Why a process of its own: OpenBLAS's threads would fight ampkit's OpenMP
+// threads for the two cores, and OPENBLAS_CORETYPE=Haswell / OPENBLAS_L2_SIZE (set on this
+// machine) halve its fp32 speed; the child gets them removed from its environment only. Called
+// by bench/gemm_peer_phases.cpp.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/ampkit/bench_peers.hpp"
+#include "tools/ampkit/bench/peers/openblas_peer.hpp"
 
 extern char** environ;
 
@@ -48,10 +49,6 @@ std::string json_string_field(const std::string& line, const char* key) {
 }
 
 }  // namespace
-
-std::string op_pair_name(Op a, Op b) {
-  return std::string(a == Op::T ? "t" : "n") + (b == Op::T ? "t" : "n");
-}
 
 std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, int threads,
                                          int reps, double min_ms, std::string& note) {

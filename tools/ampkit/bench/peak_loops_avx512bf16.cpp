@@ -1,12 +1,12 @@
-// The machine's arithmetic ceilings (tools layer, compiled with AVX-512 + AVX512_BF16 flags by
-// its name): two register-only loops, one of vfmadd231ps zmm and one of vdpbf16ps zmm, each on
+// The machine's arithmetic ceilings (tools layer, bench/; compiled with AVX-512 + AVX512_BF16
+// flags by its name): two register-only loops, one of vfmadd231ps zmm and one of vdpbf16ps zmm, each on
 // kPeakChains independent accumulators so that the pipes, not the latency, are the limit. Timed by
-// bench_peak.cpp (the caller runs them on 1..N threads); called only when the CPU has the ISA.
+// peak.cpp (the caller runs them on 1..N threads); called only when the CPU has the ISA.
 #include <immintrin.h>
 
 #include <cstdint>
 
-#include "tools/ampkit/bench_peak.hpp"
+#include "tools/ampkit/bench/peak.hpp"
 
 namespace ampkit::tools::bench {
 

@@ -1,6 +1,7 @@
-// The machine's arithmetic ceilings, measured in the same run as the benchmark that quotes a
-// fraction of them (tools layer). The loops live in bench_peak_avx512bf16.cpp (ISA flags by
-// name); bench_peak.cpp times them on 1..N threads. Used by `ampkit bench gemm` / `bench linear`.
+// The machine's ceilings, measured in the same run as the benchmark that quotes a fraction of
+// them (tools layer, bench/): arithmetic (the loops of peak_loops_avx512bf16.cpp, ISA flags by
+// name; timed on 1..N threads by peak.cpp) for `bench gemm` / `bench linear`, and copy bandwidth
+// for `bench norm`.
 #pragma once
 
 #include <cstdint>
@@ -25,5 +26,11 @@ const char* peak_name(PeakKind kind);
 /// Total GFLOP/s of the `kind` loop with `threads` OpenMP threads each running it (median of
 /// `reps` runs of about 40 ms). NaN when the CPU lacks the instructions (AVX-512 / AVX512_BF16).
 double measure_peak_gflops(PeakKind kind, int threads, int reps = 5);
+
+/// STREAM-style copy bandwidth in GB/s (1e9 bytes/s) with `threads` OpenMP threads: two float
+/// arrays of 256 MiB each (8x the 32 MiB L3), b[i] = a[i] with ordinary stores, counted as read
+/// + write bytes (8 per element; the hidden write-allocate read is not counted), the median of
+/// `reps` copies after a warm-up. The same byte convention as every `ampkit bench` GB/s figure.
+double copy_bandwidth_gbps(int threads, int reps = 9);
 
 }  // namespace ampkit::tools::bench

@@ -1,8 +1,8 @@
-// oneDNN matmul as a benchmark peer (tools layer, only with AMPKIT_HAVE_ONEDNN): f32 and bf16,
+// oneDNN matmul as a benchmark peer (tools layer, bench/peers/; oneDNN only with AMPKIT_HAVE_ONEDNN): f32 and bf16,
 // optionally with a bias and an eltwise gelu_tanh post-op, the closest oneDNN has to ampkit's
 // BIAS and GELU_AUX_BIAS epilogues. oneDNN does not save the pre-activation (no aux output), so
 // its GELU figure does one m x n write less than ampkit's. Run in a phase of its own (never
-// interleaved with the OpenBLAS child). Called by bench_gemm.cpp and bench_linear.cpp.
+// interleaved with the OpenBLAS child). Called by bench/gemm_peer_phases.cpp.
 #include <omp.h>
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "tools/ampkit/bench_peers.hpp"
+#include "tools/ampkit/bench/peers/onednn_matmul.hpp"
 
 #if AMPKIT_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>

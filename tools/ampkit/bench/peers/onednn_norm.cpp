@@ -1,7 +1,7 @@
-// oneDNN's layer normalization as the peer of `ampkit bench norm` (tools layer, benchmarks
-// only). Primitives and a user-managed scratchpad are created once per case; execution wraps
-// the caller's buffers without copies. See peer_onednn_norm.hpp.
-#include "tools/ampkit/peer_onednn_norm.hpp"
+// oneDNN's layer normalization as the peer of `ampkit bench norm` (tools layer, bench/peers/;
+// benchmarks only). Primitives and a user-managed scratchpad are created once per case; execution wraps
+// the caller's buffers without copies. See onednn_norm.hpp.
+#include "tools/ampkit/bench/peers/onednn_norm.hpp"
 
 #if AMPKIT_HAVE_ONEDNN
 
