@@ -44,7 +44,7 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
       .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
       .choice("--op", {"nn", "tn", "nt", "tt"}, &op, "op(A), op(B) (default nn)")
       .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
-  add_common_options(parser, &common);
+  add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "D (m x n, column-major) = epilogue(op(A) op(B)); A, B, D, bias, aux all in the dtype.\n"
       "GFLOP/s = 2mnk/s. Peaks and peers are measured in the same run. A run whose buffers do not\n"

@@ -53,7 +53,7 @@ std::optional<LinearPlan> parse_plan(const Args& args) {
             "forward (BIAS), forward_gelu (GELU_AUX_BIAS), backward_dx (DGELU_BGRAD of the\n"
             "layer below), backward_dw (BGRADB); default all")
       .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
-  add_common_options(parser, &common);
+  add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "x, w, y, dy, dx, dw, aux in the dtype; bias, db, below_db f32. GFLOP/s = 2 batch in out / s.\n"
       "A run whose buffers do not fit in the memory available now is refused up front (exit 1).");

@@ -18,7 +18,8 @@ struct CommonOptions {
   bool quick = false;                // --quick: a small subset for a smoke run
 };
 
-/// Registers --threads (each in [1, cli::kMaxThreads]), --json, --reps (1..100000), --quick.
-void add_common_options(cli::OptionParser& parser, CommonOptions* out);
+/// Registers --threads (each in [1, cli::kMaxThreads]; `threads_default` says the subcommand's
+/// default in --help), --json, --reps (1..100000), --quick.
+void add_common_options(cli::OptionParser& parser, CommonOptions* out, const char* threads_default = "1,2");
 
 }  // namespace ampkit::tools::bench

@@ -2,6 +2,8 @@
 // the environment check, the subcommand lookup and the mapping of errors to exit codes.
 #include "tools/ampkit/cli/dispatch.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -18,11 +20,11 @@ std::string label(const Command& c) {
   return s;
 }
 
-void print_usage(std::span<const Command> commands) {
-  std::printf("usage: ampkit <command> [options]   (ampkit <command> --help)\n\ncommands:\n");
+void print_usage(std::FILE* out, std::span<const Command> commands) {
+  std::fprintf(out, "usage: ampkit <command> [options]   (ampkit <command> --help)\n\ncommands:\n");
   for (const Command& c : commands)
-    std::printf("  %-14s %.*s\n", label(c).c_str(), static_cast<int>(c.summary.size()), c.summary.data());
-  std::printf(
+    std::fprintf(out, "  %-14s %.*s\n", label(c).c_str(), static_cast<int>(c.summary.size()), c.summary.data());
+  std::fprintf(out,
       "\nexit codes:\n"
       "  0   success\n"
       "  1   ampkit error: invalid argument, unsupported on this machine or build, out of memory\n"
@@ -64,20 +66,23 @@ int exit_code(ErrorKind kind) { return kind == ErrorKind::internal ? kExitIntern
 
 void check_thread_environment(const char* omp_num_threads) {
   if (omp_num_threads == nullptr) return;
-  // OpenMP reads a list ("4,2" for nested levels); ampkit uses the first level.
-  const std::string value(omp_num_threads);
-  const std::vector<std::string> levels = split_list(value);
+  // OpenMP reads a list ("4,2" for nested levels); ampkit uses the first level. A value OpenMP
+  // cannot read at all ("lots", "0") it reports and ignores itself; a count above the limit would
+  // start that many threads in the first parallel region, so it is refused here.
+  const std::vector<std::string> levels = split_list(omp_num_threads);
   if (levels.empty()) return;
-  try {
-    parse_int(levels.front(), "OMP_NUM_THREADS", 1, kMaxThreads);
-  } catch (const UsageError&) {
-    usage_fail("OMP_NUM_THREADS expects a thread count in [1, ", kMaxThreads, "], but got '", value, "'");
-  }
+  std::int64_t threads = 0;
+  const std::string& first = levels.front();
+  const auto result = std::from_chars(first.data(), first.data() + first.size(), threads);
+  const bool number = result.ptr == first.data() + first.size();
+  if (number && (result.ec == std::errc::result_out_of_range || threads > kMaxThreads))
+    usage_fail("OMP_NUM_THREADS expects a thread count in [1, ", kMaxThreads, "], but got '", omp_num_threads, "'");
 }
 
 int run_main(int argc, char** argv, std::span<const Command> commands) {
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
-    print_usage(commands);
+    // Asked for: stdout, exit 0. No command at all: a usage error, stderr, exit 2.
+    print_usage(argc < 2 ? stderr : stdout, commands);
     return argc < 2 ? kExitUsage : kExitOk;
   }
   int first_arg = 2;

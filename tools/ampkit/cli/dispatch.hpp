@@ -31,8 +31,8 @@ struct Command {
 /// The exit code for an ampkit::Error of `kind`.
 int exit_code(ErrorKind kind);
 
-/// Throws UsageError when OMP_NUM_THREADS asks for more than kMaxThreads threads (or is not a
-/// thread count OpenMP would accept); nothing when it is unset.
+/// Throws UsageError when OMP_NUM_THREADS (its first level) asks for more than kMaxThreads
+/// threads. Values OpenMP itself rejects (and warns about) are left to it; nothing when unset.
 void check_thread_environment(const char* omp_num_threads);
 
 /// Runs the command of argv in `commands`; returns the process exit code.
