@@ -33,6 +33,7 @@ const Invocation kInvocations[] = {
     {"", "frobnicate", 2, "ampkit: error: unknown command 'frobnicate' \\(ampkit --help lists the commands\\)"},
     {"", "bench", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm\\), but got '' .*"},
     {"", "bench sgemm", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm\\), but got 'sgemm' .*"},
+    {"", "bench --help", 0, ""},
     {"", "check fp32", 2, "ampkit check: error: expected a subcommand \\(fp16\\), but got 'fp32' .*"},
     // --help of every subcommand (stdout; nothing on stderr).
     {"", "info --help", 0, ""},

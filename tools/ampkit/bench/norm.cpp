@@ -211,11 +211,10 @@ NormCalls make_calls(NormOp op, const NormShape& shape, const DtypeMix& dt, Norm
 
 // Times one case into r.ampkit (and r.peer when oneDNN takes it: ampkit, oneDNN, ampkit, oneDNN
 // on the same buffers, samples pooled). An ampkit::Error of the kernel lands in r.error.
-void measure_case(const NormPlan& p, const NormCalls& calls, NormBuffers& b, NormRow& r) {
+void measure_case(const NormPlan& p, const NormCalls& calls, [[maybe_unused]] NormBuffers& b, NormRow& r) {
   auto forward = [&] { calls.run_forward(); };
   auto backward = [&] { calls.run_backward(); };
   const bool fwd = r.pass == NormPass::forward;
-  (void)b;
   try {
     if (!fwd) forward();  // mean and rstd for the backward
 #if AMPKIT_HAVE_ONEDNN

@@ -88,6 +88,10 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
   int first_arg = 2;
   const Command* command = find_command(argc, argv, commands, &first_arg);
   if (command == nullptr) {
+    if (argc >= 3 && (std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h")) {
+      print_usage(stdout, commands);  // "ampkit bench --help": the list names the subcommands
+      return kExitOk;
+    }
     const std::string subs = subcommands_of(argv[1], commands);
     if (!subs.empty())
       std::fprintf(stderr, "ampkit %s: error: expected a subcommand (%s), but got '%s' (ampkit --help)\n", argv[1],
