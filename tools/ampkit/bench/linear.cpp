@@ -50,8 +50,8 @@ std::optional<LinearPlan> parse_plan(const Args& args) {
             "2048x3072x768 (MLP down), 2048x768x2304 (QKV), 2048x1024x4096, 16x4096x4096")
       .text("--dtype", "LIST", &dtypes, "f32,bf16,f16 (f16 = every fp16 mode, or f16:exact/flush/alt)")
       .text("--pass", "LIST", &passes,
-            "forward (BIAS), forward_gelu (GELU_AUX_BIAS), backward_dx (DGELU_BGRAD of the\n"
-            "layer below), backward_dw (BGRADB); default all")
+            "forward (BIAS), forward_gelu (GELU_AUX_BIAS), backward_dx\n"
+            "(DGELU_BGRAD of the layer below), backward_dw (BGRADB); default all")
       .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
   add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(

@@ -59,17 +59,17 @@ std::optional<NormPlan> make_plan(const Args& args) {
             "of f32, bf16, mixed (bf16 x, f32 params), f16, mixed_f16 (f16 x, f32\n"
             "params), or all   (default f32,bf16,mixed)")
       .text("--shapes", "LIST", &shapes,
-            "e.g. 64x128x56x56,16384x1024: normalized over the last dim, at most 2^36\n"
-            "elements each (default: 1x8x16, 8x8x16, 32x8x16, 64x128x56x56, 64x128x256x256,\n"
-            "16384x1024, 8192x4096, 4096x12288)")
+            "e.g. 64x128x56x56,16384x1024: normalized over the last dim, at most\n"
+            "2^36 elements each (default: 1x8x16, 8x8x16, 32x8x16, 64x128x56x56,\n"
+            "64x128x256x256, 16384x1024, 8192x4096, 4096x12288)")
       .flag("--no-peer", &no_peer, "skip oneDNN");
   add_common_options(parser, &common);
   parser.footer(
       "time = median per call, best = fastest sample; GB/s (of the median) counts the bytes that\n"
-      "must move (docs/PERFORMANCE.md); x copy = that rate over the\n"
-      "copy bandwidth measured in this run with the same thread count; ratio = oneDNN ms / ampkit\n"
-      "ms (> 1: ampkit faster). Shapes whose buffers do not fit in the memory available now are\n"
-      "skipped with a note; when none fits, the run is refused (exit 1).");
+      "must move (docs/PERFORMANCE.md); x copy = that rate over the copy bandwidth measured in\n"
+      "this run with the same thread count; ratio = oneDNN ms / ampkit ms (> 1: ampkit faster).\n"
+      "Shapes whose buffers do not fit in the memory available now are skipped with a note; when\n"
+      "none fits, the run is refused (exit 1).");
   if (!parser.parse(args)) return std::nullopt;
 
   NormPlan p;
