@@ -88,16 +88,18 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
   int first_arg = 2;
   const Command* command = find_command(argc, argv, commands, &first_arg);
   if (command == nullptr) {
+    const std::string subs = subcommands_of(argv[1], commands);
+    if (subs.empty()) {
+      std::fprintf(stderr, "ampkit: error: unknown command '%s' (ampkit --help lists the commands)\n", argv[1]);
+      return kExitUsage;
+    }
     if (argc >= 3 && (std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h")) {
       print_usage(stdout, commands);  // "ampkit bench --help": the list names the subcommands
       return kExitOk;
     }
-    const std::string subs = subcommands_of(argv[1], commands);
-    if (!subs.empty())
-      std::fprintf(stderr, "ampkit %s: error: expected a subcommand (%s), but got '%s' (ampkit --help)\n", argv[1],
-                   subs.c_str(), argc >= 3 ? argv[2] : "");
-    else
-      std::fprintf(stderr, "ampkit: error: unknown command '%s' (ampkit --help lists the commands)\n", argv[1]);
+    const std::string given = argc >= 3 ? "'" + std::string(argv[2]) + "'" : std::string("none");
+    std::fprintf(stderr, "ampkit %s: error: expected a subcommand (%s), but got %s (ampkit --help)\n", argv[1],
+                 subs.c_str(), given.c_str());
     return kExitUsage;
   }
   const std::string name = label(*command);
@@ -108,7 +110,8 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
     std::fprintf(stderr, "ampkit %s: error: %s\n", name.c_str(), e.what());
     return kExitUsage;
   } catch (const Error& e) {
-    std::fprintf(stderr, "ampkit %s: error: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "ampkit %s: %s: %s\n", name.c_str(), e.kind() == ErrorKind::internal ? "internal error" : "error",
+                 e.what());
     return exit_code(e.kind());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ampkit %s: error: out of memory\n", name.c_str());
