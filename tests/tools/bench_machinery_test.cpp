@@ -1,0 +1,140 @@
+// Tests of the `ampkit bench` machinery (tools/ampkit/bench/): JSON escaping and numbers, sample
+// statistics, measure()'s repetition rules, aligned buffers, the memory check, norm shape limits.
+#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/bench/norm_case.hpp"
+#include "tools/ampkit/bench/timing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/error.hpp"
+#include "tools/ampkit/cli/options.hpp"
+
+namespace ampkit::tools::bench {
+namespace {
+
+TEST(BenchUtil, JsonQuoteEscapes) {
+  EXPECT_EQ(json_quote("plain"), "\"plain\"");
+  EXPECT_EQ(json_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(json_quote("x\ny\tz\r"), "\"x\\ny\\tz\\r\"");
+  EXPECT_EQ(json_quote(std::string("\x01", 1)), "\"\\u0001\"");
+  EXPECT_EQ(json_quote("\xc2\xb5s"), "\"\xc2\xb5s\"");  // UTF-8 passes through
+}
+
+TEST(BenchUtil, JsonNumbersRoundTrip) {
+  for (double v : {0.1, 1.0 / 3.0, 123456.789e-9, 1e300, -2.5, 0.0}) {
+    const std::string text = json_number(v);
+    EXPECT_EQ(std::strtod(text.c_str(), nullptr), v) << text;
+  }
+  EXPECT_EQ(json_number(std::numeric_limits<double>::quiet_NaN()), "null");
+  EXPECT_EQ(json_number(std::numeric_limits<double>::infinity()), "null");
+}
+
+TEST(BenchUtil, JsonLineKeepsKeyOrder) {
+  JsonLine line;
+  line.add("op", "layer_norm").add("ms", 0.5).add("threads", 2).add("ok", true).add_null("peer_ms");
+  line.add("shape", std::vector<std::int64_t>{64, 128});
+  EXPECT_EQ(line.str(),
+            "{\"op\":\"layer_norm\",\"ms\":0.5,\"threads\":2,\"ok\":true,\"peer_ms\":null,"
+            "\"shape\":[64,128]}");
+}
+
+TEST(BenchUtil, SummarizeSamplesGivesMedianAndMin) {
+  std::vector<double> odd = {5.0, 1.0, 3.0};
+  Measurement m = summarize_samples(odd, 4);
+  EXPECT_EQ(m.median_ms, 3.0);
+  EXPECT_EQ(m.min_ms, 1.0);
+  EXPECT_EQ(m.samples, 3);
+  EXPECT_EQ(m.calls_per_sample, 4);
+  std::vector<double> even = {4.0, 1.0, 2.0, 8.0};
+  EXPECT_EQ(summarize_samples(even, 1).median_ms, 3.0);
+  EXPECT_EQ(m.per_call_ms, (std::vector<double>{1.0, 3.0, 5.0}));
+  EXPECT_THROW(summarize_samples({}, 1), Error);
+  const Measurement pooled = pool_measurements({m, summarize_samples(even, 2)});
+  EXPECT_EQ(pooled.samples, 7);
+  EXPECT_EQ(pooled.median_ms, 3.0);  // of {1, 1, 2, 3, 4, 5, 8}
+  EXPECT_EQ(pooled.min_ms, 1.0);
+  EXPECT_THROW(pool_measurements({}), Error);
+}
+
+TEST(BenchUtil, MeasureWarmsUpAndRespectsSampleLimits) {
+  std::int64_t calls = 0;
+  MeasureOptions options;
+  options.warmup_calls = 3;
+  options.min_samples = 7;
+  options.max_samples = 7;
+  options.min_total_ms = 0.0;
+  options.min_sample_ms = 0.0;  // one call per sample
+  const Measurement m = measure([&] { ++calls; }, options);
+  EXPECT_EQ(m.samples, 7);
+  EXPECT_EQ(m.calls_per_sample, 1);
+  EXPECT_EQ(calls, 3 + 1 + 7);  // warm-up, one calibration call, samples
+  EXPECT_LE(m.min_ms, m.median_ms);
+}
+
+TEST(BenchUtil, MeasureLoopsShortCalls) {
+  volatile double sink = 0.0;
+  MeasureOptions options;
+  options.min_samples = 3;
+  options.min_total_ms = 1.0;
+  options.min_sample_ms = 0.1;
+  const Measurement m = measure([&] { sink = sink + 1.0; }, options);
+  EXPECT_GT(m.calls_per_sample, 1);
+  EXPECT_GE(m.samples, 3);
+  EXPECT_GT(m.median_ms, 0.0);
+}
+
+TEST(BenchUtil, AlignedBufferIsAlignedAndZeroed) {
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{5} << 20}) {
+    AlignedBuffer b(bytes, 2);
+    ASSERT_NE(b.data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64, 0u);
+    EXPECT_EQ(b.size(), bytes);
+    EXPECT_EQ(b.as<unsigned char>()[bytes - 1], 0);
+    AlignedBuffer moved = std::move(b);
+    EXPECT_EQ(b.data(), nullptr);
+    EXPECT_EQ(moved.size(), bytes);
+  }
+  EXPECT_THROW(AlignedBuffer(16, 0), Error);
+}
+
+TEST(BenchUtil, FormatBytes) {
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1.5 * 1024 * 1024), "1.5 MiB");
+  EXPECT_EQ(format_bytes(4e12), "3.6 TiB");
+}
+
+TEST(BenchUtil, RequireMemoryRefusesWhatCannotFit) {
+  if (available_memory_bytes() == 0) GTEST_SKIP() << "available memory unknown here";
+  EXPECT_NO_THROW(require_memory("--shapes", "a case", 1024.0));
+  try {
+    require_memory("--shapes", "the largest case", 1e18);
+    FAIL() << "1e18 bytes accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::out_of_memory);
+    EXPECT_NE(std::string(e.what()).find("--shapes: the largest case needs 888.2 PiB of buffers, but "),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(BenchUtil, NormShapesRejectOverflowingElementCounts) {
+  const NormShape s = parse_norm_shape("64x128x56x56");
+  EXPECT_EQ(s.rows, 64 * 128 * 56);
+  EXPECT_EQ(s.n, 56);
+  // 2^36 elements are allowed; one more is not; products that wrap int64 are caught.
+  EXPECT_EQ(parse_norm_shape("65536x1048576").elements(), kMaxNormElements);
+  EXPECT_THROW(parse_norm_shape("65537x1048576"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("1099511627776x1099511627776x16"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("4294967296x4294967296x4294967296x4294967296"), cli::UsageError);
+  EXPECT_THROW(parse_norm_shape("0x16"), cli::UsageError);
+}
+
+}  // namespace
+}  // namespace ampkit::tools::bench

@@ -1,0 +1,192 @@
+// `ampkit bench gemm` (tools layer, bench/): GFLOP/s of ampkit's gemm over shapes, dtypes (fp16
+// modes), epilogues and thread counts, as a fraction of this machine's peak measured in the same
+// run (fp32 FMA or bf16 dot-product loop) and as a ratio to OpenBLAS sgemm (own process) and
+// oneDNN matmul (own phase) measured in the same run. Buffers are allocated once and pre-touched.
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/threading.hpp"
+#include "ampkit/ops/gemm.hpp"
+#include "tools/ampkit/bench/fill.hpp"
+#include "tools/ampkit/bench/gemm_case.hpp"
+#include "tools/ampkit/bench/gemm_peer_phases.hpp"
+#include "tools/ampkit/bench/gemm_rows.hpp"
+#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/commands.hpp"
+
+namespace ampkit::tools {
+namespace {
+
+using namespace bench;
+
+// What to measure, from the command line.
+struct GemmPlan {
+  std::vector<PeerShape> shapes;
+  std::vector<DtypeMode> dtypes;
+  std::vector<Epilogue> epilogues;
+  RunSettings settings;
+  bool json = false, quick = false;
+};
+
+// Parses the command line; nullopt when --help was given (and printed).
+std::optional<GemmPlan> parse_plan(const Args& args) {
+  CommonOptions common;
+  std::optional<std::string> shapes, dtypes, epilogues, op, peers;
+  cli::OptionParser parser("bench gemm", "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS and oneDNN.");
+  parser
+      .text("--shapes", "MxNxK,...", &shapes,
+            "each dim in [1, 2^20]; default 4096x4096x1024,4096x1024x4096,2048x3072x768,\n"
+            "512x512x512,128x768x768,1x4096x4096,16x4096x4096")
+      .text("--dtype", "LIST", &dtypes, "f32,bf16,f16 (f16 = f16:exact,f16:flush,f16:alt); default all")
+      .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
+      .choice("--op", {"nn", "tn", "nt", "tt"}, &op, "op(A), op(B) (default nn)")
+      .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
+  add_common_options(parser, &common, "1,2; 1 with --quick");
+  parser.footer(
+      "D (m x n, column-major) = epilogue(op(A) op(B)); A, B, D, bias, aux all in the dtype.\n"
+      "GFLOP/s = 2mnk/s. Peaks and peers are measured in the same run. A run whose buffers do not\n"
+      "fit in the memory available now is refused before anything is measured (exit 1).");
+  if (!parser.parse(args)) return std::nullopt;
+
+  GemmPlan p;
+  p.quick = common.quick;
+  p.json = common.json;
+  const std::string ops = op.value_or("nn");
+  const Op op_a = ops[0] == 't' ? Op::T : Op::N, op_b = ops[1] == 't' ? Op::T : Op::N;
+  for (const auto& t : parse_triples(shapes.value_or(p.quick ? "512x512x512,128x768x768"
+                                                              : "4096x4096x1024,4096x1024x4096,2048x3072x768,"
+                                                                "512x512x512,128x768x768,1x4096x4096,16x4096x4096"),
+                                     "MxNxK"))
+    p.shapes.push_back({t[0], t[1], t[2], op_a, op_b});
+  p.dtypes = parse_dtype_modes(dtypes.value_or(p.quick ? "f32,bf16" : "f32,bf16,f16"));
+  p.epilogues = parse_epilogues(
+      epilogues.value_or(p.quick ? "DEFAULT,GELU_AUX_BIAS" : "DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB"));
+  p.settings = make_run_settings(common, peers);
+  return p;
+}
+
+// Buffers for the largest case, 4 bytes per element whatever the dtype; allocated once.
+struct GemmBuffers {
+  std::int64_t max_a = 1, max_b = 1, max_d = 1, max_vec = 1;
+  AlignedBuffer a, b, d, aux, bias, bias_grad;
+};
+
+// The element counts of the buffers; throws Error (out_of_memory) when their bytes exceed the
+// memory available now, before anything is measured. Each count is at most 2^40 (dims <= 2^20).
+GemmBuffers size_buffers(const GemmPlan& p) {
+  GemmBuffers g;
+  for (const PeerShape& s : p.shapes) {
+    g.max_a = std::max(g.max_a, s.m * s.k);
+    g.max_b = std::max(g.max_b, s.k * s.n);
+    g.max_d = std::max(g.max_d, s.m * s.n);
+    g.max_vec = std::max({g.max_vec, s.m, s.n});
+  }
+  const double need = 4.0 * (static_cast<double>(g.max_a) + static_cast<double>(g.max_b) +
+                             2.0 * static_cast<double>(g.max_d) + 2.0 * static_cast<double>(g.max_vec));
+  require_memory("--shapes", "the largest case", need);
+  return g;
+}
+
+// Allocates and pre-touches the buffers sized by size_buffers.
+void allocate_buffers(const GemmPlan& p, GemmBuffers& g) {
+  const int touch = *std::max_element(p.settings.threads.begin(), p.settings.threads.end());
+  auto buffer = [&](std::int64_t n) { return AlignedBuffer(static_cast<std::size_t>(n) * 4, touch); };
+  g.a = buffer(g.max_a);
+  g.b = buffer(g.max_b);
+  g.d = buffer(g.max_d);
+  g.aux = buffer(g.max_d);
+  g.bias = buffer(g.max_vec);
+  g.bias_grad = buffer(g.max_vec);
+}
+
+// The gemm call of one case on the shared buffers: A, B, D, bias, aux all in dm's dtype.
+GemmArgs make_gemm_args(const PeerShape& s, const DtypeMode& dm, Epilogue e, GemmBuffers& b) {
+  GemmArgs g;
+  g.op_a = s.op_a;
+  g.op_b = s.op_b;
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  g.a = b.a.data();
+  g.a_dtype = dm.dtype;
+  g.lda = s.op_a == Op::N ? s.m : s.k;
+  g.b = b.b.data();
+  g.b_dtype = dm.dtype;
+  g.ldb = s.op_b == Op::N ? s.k : s.n;
+  g.d = b.d.data();
+  g.d_dtype = dm.dtype;
+  g.ldd = s.m;
+  g.fp16_mode = dm.mode;
+  g.epilogue.kind = e;
+  g.epilogue.bias_dtype = dm.dtype;
+  g.epilogue.aux_dtype = dm.dtype;
+  g.epilogue.aux_ld = s.m;
+  if (epilogue_reads_bias(e)) g.epilogue.bias = b.bias.data();
+  if (epilogue_writes_bias_grad(e)) g.epilogue.bias_grad = b.bias_grad.data();
+  if (epilogue_uses_aux(e)) g.epilogue.aux = b.aux.data();
+  return g;
+}
+
+// Phase 1: ampkit, every dtype x shape x epilogue x thread count; cases gemm_check refuses are
+// noted and skipped.
+std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vector<std::string>& notes) {
+  std::vector<BenchRow> rows;
+  const int saved_threads = num_threads();
+  for (const DtypeMode& dm : p.dtypes) {
+    fill_uniform(b.a.data(), dm.dtype, b.max_a, 1);
+    fill_uniform(b.b.data(), dm.dtype, b.max_b, 2);
+    fill_uniform(b.aux.data(), dm.dtype, b.max_d, 3);
+    fill_uniform(b.bias.data(), dm.dtype, b.max_vec, 4);
+    for (const PeerShape& s : p.shapes)
+      for (Epilogue e : p.epilogues)
+        for (int t : p.settings.threads) {
+          const GemmArgs g = make_gemm_args(s, dm, e, b);
+          const std::string problem = gemm_check(g);
+          if (!problem.empty()) {
+            notes.push_back(std::string("skipped ") + dm.name() + " " + epilogue_name(e) + ": " + problem);
+            continue;
+          }
+          set_num_threads(t);
+          BenchRow r;
+          r.shape = s;
+          r.dm = dm;
+          r.epilogue = e;
+          r.threads = t;
+          r.kernel = gemm_kernel_name(g);
+          const Measurement m = measure([&] { gemm(g); }, p.settings.measure);
+          r.ms = m.median_ms;
+          r.gflops = gemm_gflops(s, m.median_ms);
+          rows.push_back(r);
+          if (!p.json)
+            std::fprintf(stderr, "  measured %s %lldx%lldx%lld %s %d thread(s): %.1f GFLOP/s\n", dm.name().c_str(),
+                         static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+                         epilogue_name(e), t, r.gflops);
+        }
+  }
+  set_num_threads(saved_threads);
+  return rows;
+}
+
+}  // namespace
+
+int run_bench_gemm(const Args& args) {
+  const std::optional<GemmPlan> plan = parse_plan(args);
+  if (!plan) return 0;
+  GemmBuffers buffers = size_buffers(*plan);  // refused here when they would not fit
+  // Phase 0: the machine's ceilings, now.
+  Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5);
+  allocate_buffers(*plan, buffers);
+  std::vector<std::string> notes;
+  std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes);
+  // Phases 2 and 3: the peers (OpenBLAS child process, then oneDNN), then the report.
+  peaks.remeasure_keep_max(plan->quick ? 3 : 5);
+  attach_peers(rows, peaks, plan->settings.peers, plan->settings.measure, notes);
+  if (plan->json) print_json_rows(rows);
+  else print_table(rows, peaks, notes, "ampkit bench gemm");
+  return 0;
+}
+
+}  // namespace ampkit::tools

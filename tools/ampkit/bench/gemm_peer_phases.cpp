@@ -1,0 +1,108 @@
+// The peer phases of `ampkit bench gemm` / `bench linear` (tools layer, bench/): OpenBLAS per
+// thread count in its own process, then oneDNN matmul in this one, never interleaved with each
+// other or with ampkit's cases. See gemm_peer_phases.hpp.
+#include "tools/ampkit/bench/gemm_peer_phases.hpp"
+
+#include "tools/ampkit/bench/peers/onednn_matmul.hpp"
+#include "tools/ampkit/bench/peers/openblas_peer.hpp"
+
+namespace ampkit::tools::bench {
+namespace {
+
+// The oneDNN matmul closest to a row: same dtype (f16 exact/flush -> f32, f16 alt -> bf16, the
+// arithmetic they do), bias / bias + gelu_tanh post-ops for the forward epilogues, none else.
+struct OnednnKey {
+  PeerShape shape;
+  DType dtype;
+  OnednnPostOp post;
+  int threads;
+  bool operator==(const OnednnKey&) const = default;
+};
+
+OnednnKey onednn_key(const BenchRow& r) {
+  DType t = r.dm.dtype;
+  if (t == DType::f16) t = r.dm.mode == Fp16Mode::alt ? DType::bf16 : DType::f32;
+  OnednnPostOp post = OnednnPostOp::none;
+  if (r.epilogue == Epilogue::BIAS) post = OnednnPostOp::bias;
+  if (r.epilogue == Epilogue::GELU_AUX_BIAS || r.epilogue == Epilogue::GELU_BIAS)
+    post = OnednnPostOp::bias_gelu_tanh;
+  return {r.shape, t, post, r.threads};
+}
+
+std::string onednn_name(const OnednnKey& k) {
+  std::string s = std::string("onednn_matmul_") + std::string(dtype_name(k.dtype));
+  if (k.post == OnednnPostOp::bias) s += "+bias";
+  if (k.post == OnednnPostOp::bias_gelu_tanh) s += "+bias+gelu_tanh(no aux)";
+  return s;
+}
+
+// Phase 1: OpenBLAS sgemm, one child process per thread count, every distinct shape.
+void openblas_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
+  std::vector<int> thread_counts;
+  for (const BenchRow& r : rows) {
+    bool seen = false;
+    for (int t : thread_counts) seen = seen || t == r.threads;
+    if (!seen) thread_counts.push_back(r.threads);
+  }
+  for (int t : thread_counts) {
+    std::vector<PeerShape> shapes;
+    for (const BenchRow& r : rows) {
+      if (r.threads != t) continue;
+      bool seen = false;
+      for (const PeerShape& s : shapes) seen = seen || s == r.shape;
+      if (!seen) shapes.push_back(r.shape);
+    }
+    std::string note;
+    const std::vector<PeerPoint> points = run_openblas_peer(shapes, t, options.min_samples, options.min_total_ms, note);
+    if (!note.empty()) notes.push_back(note + " (" + std::to_string(t) + " thread(s))");
+    for (BenchRow& r : rows)
+      for (const PeerPoint& p : points)
+        if (r.threads == t && p.shape == r.shape) r.openblas_gflops = p.gflops;
+  }
+}
+
+// Phase 2: oneDNN matmul, in this process, after the OpenBLAS child has exited; each distinct
+// (shape, dtype, post-op, threads) measured once.
+void onednn_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
+  notes.push_back("oneDNN is compared in the same arithmetic: f16 exact/flush rows with its f32 "
+                  "matmul, f16 alt rows with its bf16 matmul; epilogues it lacks (DGELU_BGRAD, "
+                  "BGRADB) with its plain matmul");
+  if (!onednn_available()) {
+    notes.push_back("oneDNN peer not built (install libdnnl-dev and re-run cmake)");
+    return;
+  }
+  std::vector<OnednnKey> keys;
+  std::vector<double> gflops;
+  for (BenchRow& r : rows) {
+    const OnednnKey k = onednn_key(r);
+    std::size_t i = 0;
+    while (i < keys.size() && !(keys[i] == k)) ++i;
+    if (i == keys.size()) {
+      std::string note;
+      const PeerPoint p = onednn_matmul_time(k.shape, k.dtype, k.post, k.threads, options, note);
+      keys.push_back(k);
+      gflops.push_back(p.gflops);
+      bool seen = false;
+      for (const std::string& n : notes) seen = seen || n == note;
+      if (!seen && !note.empty()) notes.push_back(note);
+    }
+    r.onednn_gflops = gflops[i];
+    r.onednn_what = onednn_name(k);
+  }
+}
+
+}  // namespace
+
+void attach_peers(std::vector<BenchRow>& rows, const Peaks& peaks, const std::vector<std::string>& peers,
+                  const MeasureOptions& options, std::vector<std::string>& notes) {
+  auto wanted = [&](const char* p) {
+    for (const std::string& q : peers)
+      if (q == p) return true;
+    return false;
+  };
+  for (BenchRow& r : rows) r.peak = peaks.for_case(r.dm, r.threads, &r.peak_name);
+  if (wanted("openblas")) openblas_phase(rows, options, notes);
+  if (wanted("onednn")) onednn_phase(rows, options, notes);
+}
+
+}  // namespace ampkit::tools::bench

@@ -1,0 +1,101 @@
+// The results of `ampkit bench gemm` / `bench linear` (tools layer, bench/): the peaks, the
+// JSON lines and the table. See gemm_rows.hpp.
+#include "tools/ampkit/bench/gemm_rows.hpp"
+
+#include <cstdio>
+
+#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/bench/machine.hpp"
+#include "tools/ampkit/bench/peak.hpp"
+
+namespace ampkit::tools::bench {
+
+Peaks Peaks::measure(const std::vector<int>& threads, int reps) {
+  Peaks p;
+  p.threads = threads;
+  for (int t : threads) {
+    p.fma_f32.push_back(measure_peak_gflops(PeakKind::fma_f32, t, reps));
+    p.bf16_dot.push_back(measure_peak_gflops(PeakKind::dpbf16, t, reps));
+  }
+  return p;
+}
+
+void Peaks::remeasure_keep_max(int reps) {
+  const Peaks again = measure(threads, reps);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    if (!(fma_f32[i] >= again.fma_f32[i])) fma_f32[i] = again.fma_f32[i];
+    if (!(bf16_dot[i] >= again.bf16_dot[i])) bf16_dot[i] = again.bf16_dot[i];
+  }
+}
+
+double Peaks::for_case(const DtypeMode& dm, int t, const char** name) const {
+  const bool bf16 = dm.dtype == DType::bf16 || (dm.dtype == DType::f16 && dm.mode == Fp16Mode::alt);
+  *name = peak_name(bf16 ? PeakKind::dpbf16 : PeakKind::fma_f32);
+  for (std::size_t i = 0; i < threads.size(); ++i)
+    if (threads[i] == t) return bf16 ? bf16_dot[i] : fma_f32[i];
+  return std::nan("");
+}
+
+void print_json_rows(const std::vector<BenchRow>& rows) {
+  for (const BenchRow& r : rows) {
+    JsonLine j;
+    j.add("op", r.op);
+    if (r.op == "linear") {
+      j.add("pass", r.pass);
+      j.add("batch", r.batch).add("in", r.in).add("out", r.out);
+    }
+    j.add("m", r.shape.m).add("n", r.shape.n).add("k", r.shape.k);
+    j.add("ops", op_pair_name(r.shape.op_a, r.shape.op_b));
+    j.add("dtype", dtype_name(r.dm.dtype));
+    if (r.dm.dtype == DType::f16) j.add("fp16_mode", fp16_mode_name(r.dm.mode));
+    j.add("epilogue", epilogue_name(r.epilogue)).add("threads", r.threads);
+    j.add("ms", r.ms).add("gflops", r.gflops);
+    j.add("peak", r.peak_name).add("peak_gflops", r.peak).add("fraction_of_peak", r.gflops / r.peak);
+    // The strongest peer measured for this case, then each peer on its own.
+    const bool ob = !std::isnan(r.openblas_gflops), od = !std::isnan(r.onednn_gflops);
+    if (ob || od) {
+      const bool use_od = od && (!ob || r.onednn_gflops > r.openblas_gflops);
+      const double g = use_od ? r.onednn_gflops : r.openblas_gflops;
+      j.add("peer", use_od ? r.onednn_what : std::string("openblas_sgemm"));
+      j.add("peer_gflops", g).add("ratio_to_peer", r.gflops / g);
+    }
+    if (ob) j.add("openblas_gflops", r.openblas_gflops).add("ratio_to_openblas", r.gflops / r.openblas_gflops);
+    if (od) {
+      j.add("onednn", r.onednn_what);
+      j.add("onednn_gflops", r.onednn_gflops).add("ratio_to_onednn", r.gflops / r.onednn_gflops);
+    }
+    j.add("kernel", r.kernel);
+    std::printf("%s\n", j.str().c_str());
+  }
+  std::fflush(stdout);
+}
+
+void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const std::vector<std::string>& notes,
+                 const char* title) {
+  std::printf("%s — %s, %s\n", title, machine_description().c_str(), today().c_str());
+  for (std::size_t i = 0; i < peaks.threads.size(); ++i)
+    std::printf("peak (measured now), %d thread(s): fp32 FMA %.0f GFLOP/s, bf16 dot %.0f GFLOP/s\n",
+                peaks.threads[i], peaks.fma_f32[i], peaks.bf16_dot[i]);
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype",
+              "epilogue", "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "kernel");
+  for (const BenchRow& r : rows) {
+    char shape[64];
+    std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),
+                  static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k));
+    // A peer that was not measured shows as "-" (not nan).
+    auto peer_cells = [&](double peer_gflops) {
+      char cells[32] = "       -      -";
+      if (!std::isnan(peer_gflops))
+        std::snprintf(cells, sizeof(cells), "%8.1f %6.2f", peer_gflops, r.gflops / peer_gflops);
+      return std::string(cells);
+    };
+    std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s  %s\n",
+                r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(),
+                shape, r.dm.name().c_str(), epilogue_name(r.epilogue), r.threads, r.ms, r.gflops,
+                100.0 * r.gflops / r.peak, peer_cells(r.openblas_gflops).c_str(),
+                peer_cells(r.onednn_gflops).c_str(), r.kernel.c_str());
+  }
+}
+
+}  // namespace ampkit::tools::bench
