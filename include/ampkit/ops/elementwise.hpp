@@ -1,0 +1,32 @@
+// Elementwise arithmetic and the row reduction of the training graph (ops layer, public):
+// residual add, gradient accumulation, bias add, bias gradient, scaling. Called by the graph
+// executor. Operand dtypes are independent of each other (f32/bf16/f16); math in fp32, every
+// output rounded once; results are bitwise independent of the thread count.
+// Views: any rank, last dim contiguous, leading dims with any strides that collapse to one row
+// stride. An output may alias an input exactly (in place); partial overlap is rejected.
+#pragma once
+
+#include "ampkit/core/tensor.hpp"
+
+namespace ampkit {
+
+/// out = a + b. a, b, out: the same shape. Throws ampkit::Error (nothing written) on bad input.
+void add(const TensorView& a, const TensorView& b, const TensorView& out);
+
+/// acc += x (gradient accumulation). x, acc: the same shape. Throws ampkit::Error.
+void add_accumulate(const TensorView& x, const TensorView& acc);
+
+/// out[r, :] = x[r, :] + bias[:]. x, out: [rows, n] (rank >= 1; leading dims are rows), bias: [n].
+/// Throws ampkit::Error (nothing written) on bad input.
+void add_row_vector(const TensorView& x, const TensorView& bias, const TensorView& out);
+
+/// out[j] (+)= sum over rows of x[r, j] (the bias gradient). x: [rows, n] (rank >= 1; leading
+/// dims are rows), out: [n]. The sum runs in fp32 over fixed blocks of rows in a fixed order, so
+/// it does not depend on the thread count; rows = 0 gives 0 (or keeps out when accumulating).
+/// Throws ampkit::Error (nothing written) on bad input.
+void sum_rows(const TensorView& x, const TensorView& out, bool accumulate);
+
+/// out = alpha * x. x, out: the same shape; alpha finite. Throws ampkit::Error.
+void scale(const TensorView& x, float alpha, const TensorView& out);
+
+}  // namespace ampkit

@@ -1,0 +1,29 @@
+// Softmax cross-entropy loss fused with its log-sum-exp, forward and backward (ops layer,
+// public). Called by the graph executor for the loss node. fp32 math whatever the logits dtype;
+// per-row sums in a fixed order and the mean over rows in fp64 in row order, so the loss does not
+// depend on the thread count.
+#pragma once
+
+#include "ampkit/core/tensor.hpp"
+
+namespace ampkit {
+
+/// loss = mean over rows of (lse[r] - logits[r, targets[r]]), lse[r] = log sum_j exp(logits[r, j]).
+///   logits:  [rows, classes] f32/bf16/f16, last dim contiguous, rows >= 1, classes >= 1
+///   targets: [rows] i32, each in [0, classes)
+///   loss:    [] or [1] f32 (output)
+///   lse:     [rows] f32 (output, saved for the backward)
+/// Throws ampkit::Error (nothing written) on a bad shape, dtype, device, overlap or a target out
+/// of range (the message names the row and the value).
+void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets,
+                                   const TensorView& loss, const TensorView& lse);
+
+/// dlogits[r, j] = dloss / rows * (exp(logits[r, j] - lse[r]) - [j == targets[r]]).
+///   logits, targets, lse: as in the forward; dloss: the gradient of the mean loss (finite)
+///   dlogits: [rows, classes] f32/bf16/f16; may alias logits exactly (in place)
+/// Throws ampkit::Error (nothing written) like the forward.
+void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets,
+                                    const TensorView& lse, float dloss,
+                                    const TensorView& dlogits);
+
+}  // namespace ampkit

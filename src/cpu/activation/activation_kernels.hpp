@@ -1,0 +1,44 @@
+// The GELU kernel list (kernels layer, internal): the validated problem the activation front end
+// (src/ops/activation/) hands to a kernel, the kernels, and one list, best first, reference last.
+// Read by the front end and tests/cpu/activation/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/ops/gemm.hpp"
+#include "ops/kernel_registry.hpp"
+
+namespace ampkit::cpu {
+
+/// Forward: y = gelu(x). Backward: dx = dy * gelu'(x). Every operand [rows, n], last dim
+/// contiguous, its own row stride; rows, n >= 1. out may be exactly dy (backward) or x (forward).
+struct GeluProblem {
+  std::int64_t rows = 0;
+  std::int64_t n = 0;
+  bool backward = false;
+  GeluVariant variant = GeluVariant::tanh;
+  const void* x = nullptr;
+  DType x_dtype = DType::f32;
+  std::int64_t x_row_stride = 0;
+  const void* dy = nullptr;  // backward only
+  DType dy_dtype = DType::f32;
+  std::int64_t dy_row_stride = 0;
+  void* out = nullptr;       // y (forward) or dx (backward)
+  DType out_dtype = DType::f32;
+  std::int64_t out_row_stride = 0;
+};
+
+using GeluFn = void (*)(const GeluProblem&);
+using GeluEntry = ops::KernelEntry<GeluProblem, GeluFn>;
+
+/// fp32 math of the GEMM epilogue (cpu/math/gelu_math.hpp), OpenMP over tiles of rows.
+void gelu_cpu(const GeluProblem& p);
+/// Double math (std::tanh, std::erf), one rounding per output.
+void gelu_reference(const GeluProblem& p);
+
+/// Best first, reference last.
+std::span<const GeluEntry> gelu_kernels();
+
+}  // namespace ampkit::cpu

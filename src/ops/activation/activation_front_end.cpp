@@ -1,0 +1,79 @@
+// Front end of gelu_forward and gelu_backward (ops layer): validates every argument
+// (include/ampkit/ops/activation.hpp), turns the call into a GeluProblem and runs the first entry
+// of gelu_kernels() that takes it. Nothing is written on a rejected call.
+#include "ampkit/ops/activation.hpp"
+
+#include "ampkit/core/error.hpp"
+#include "cpu/activation/activation_kernels.hpp"
+#include "ops/elementwise/operand_checks.hpp"
+
+namespace ampkit {
+namespace {
+
+void check_variant(const char* fn, GeluVariant variant) {
+  if (variant != GeluVariant::tanh && variant != GeluVariant::erf)
+    fail(fn, "variant must be GeluVariant::tanh or GeluVariant::erf, but got the value ",
+         static_cast<int>(variant));
+}
+
+void run(const cpu::GeluProblem& p) {
+  if (p.rows == 0 || p.n == 0) return;
+  ops::select_kernel(cpu::gelu_kernels(), p).run(p);
+}
+
+}  // namespace
+
+void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant) {
+  const char* fn = "gelu_forward";
+  ops::check_float_operand(fn, "x", x);
+  ops::check_float_operand(fn, "y", y);
+  check_variant(fn, variant);
+  ops::check_same_shape(fn, "x", x, "y", y);
+  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
+  const ops::RowsOperand ry = ops::as_rows(fn, "y", y);
+  ops::check_disjoint_or_same(fn, "y", ry, "x", rx);
+  cpu::GeluProblem p;
+  p.rows = ry.rows;
+  p.n = ry.n;
+  p.variant = variant;
+  p.x = rx.data;
+  p.x_dtype = rx.dtype;
+  p.x_row_stride = rx.row_stride;
+  p.out = ry.data;
+  p.out_dtype = ry.dtype;
+  p.out_row_stride = ry.row_stride;
+  run(p);
+}
+
+void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                   GeluVariant variant) {
+  const char* fn = "gelu_backward";
+  ops::check_float_operand(fn, "x", x);
+  ops::check_float_operand(fn, "dy", dy);
+  ops::check_float_operand(fn, "dx", dx);
+  check_variant(fn, variant);
+  ops::check_same_shape(fn, "x", x, "dy", dy);
+  ops::check_same_shape(fn, "x", x, "dx", dx);
+  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
+  const ops::RowsOperand rdy = ops::as_rows(fn, "dy", dy);
+  const ops::RowsOperand rdx = ops::as_rows(fn, "dx", dx);
+  ops::check_disjoint(fn, "dx", rdx, "x", rx);
+  ops::check_disjoint_or_same(fn, "dx", rdx, "dy", rdy);
+  cpu::GeluProblem p;
+  p.rows = rdx.rows;
+  p.n = rdx.n;
+  p.backward = true;
+  p.variant = variant;
+  p.x = rx.data;
+  p.x_dtype = rx.dtype;
+  p.x_row_stride = rx.row_stride;
+  p.dy = rdy.data;
+  p.dy_dtype = rdy.dtype;
+  p.dy_row_stride = rdy.row_stride;
+  p.out = rdx.data;
+  p.out_dtype = rdx.dtype;
+  p.out_row_stride = rdx.row_stride;
+  run(p);
+}
+
+}  // namespace ampkit
