@@ -1,10 +1,11 @@
 // Causal attention backward, fp32 CPU kernel (kernels layer). Per (batch b, head h), owned by one
-// thread: q, k, dout widened to f32 as [T, d] blocks, k and v also transposed [d, T]; per query
-// row i, in increasing i (scratch: rows of scores):
-//   P[j] = exp((s q_i) . k_j - lse_i) (the forward's scores, bit for bit), j <= i
-//   dP[j] = dout_i . v_j;  Delta = dout_i . out_i (8-lane sum);  dS[j] = P[j] (dP[j] - Delta)
-//   dq_i = s sum_j dS[j] k_j (written now);  dK_j += dS[j] q_i;  dV_j += P[j] dout_i
-// then dk = s dK and dv = dV, each written once. Every sum has a fixed order and no (b, h) is
+// thread: q, k, dout widened to f32 as [T, d] blocks, k and v also transposed [d, T]; per block
+// of kAttentionRowBlock query rows (scratch: the block's rows of P and dS), for each row i:
+//   P[i, j] = exp((s q_i) . k_j - lse_i) (the forward's scores, bit for bit), j <= i
+//   dP = dout_i . v_j;  Delta = dout_i . out_i (8-lane sum);  dS[i, j] = P[i, j] (dP - Delta)
+//   dq_i = s sum_j dS[i, j] k_j (written now)
+// then, for every key j, dK_j += dS[i, j] q_i and dV_j += P[i, j] dout_i over the block's rows in
+// increasing i; at the end dk = s dK and dv = dV, each written once. Every sum has a fixed order and no (b, h) is
 // shared between threads, so the bits never depend on the thread count.
 #include <omp.h>
 
@@ -19,10 +20,12 @@ namespace {
 constexpr std::int64_t kParallelMinWork = std::int64_t{1} << 15;
 
 struct BackwardSlices {
-  // [T, d]: q, k, dout, dk, dv; [d, T]: kt, vt; rows: qs [d], dq [d], tmp [d], p [T], ds [T]
-  float *q, *k, *dout, *dk, *dv, *kt, *vt, *qs, *dq, *tmp, *p, *ds;
+  // [T, d]: q, k, dout, dk, dv; [d, T]: kt, vt; [R, T] (a block of query rows): p, ds;
+  // rows: qs [d], dq [d], tmp [d]
+  float *q, *k, *dout, *dk, *dv, *kt, *vt, *p, *ds, *qs, *dq, *tmp;
   static std::int64_t floats(std::int64_t t_len, std::int64_t d) {
-    return 7 * attention_pad(t_len * d) + 3 * attention_pad(d) + 2 * attention_pad(t_len);
+    return 7 * attention_pad(t_len * d) + 2 * attention_pad(kAttentionRowBlock * t_len) +
+           3 * attention_pad(d);
   }
   BackwardSlices(float* base, std::int64_t t_len, std::int64_t d) {
     float* next = base;
@@ -33,7 +36,8 @@ struct BackwardSlices {
     };
     q = take(t_len * d), k = take(t_len * d), dout = take(t_len * d), dk = take(t_len * d);
     dv = take(t_len * d), kt = take(t_len * d), vt = take(t_len * d);
-    qs = take(d), dq = take(d), tmp = take(d), p = take(t_len), ds = take(t_len);
+    p = take(kAttentionRowBlock * t_len), ds = take(kAttentionRowBlock * t_len);
+    qs = take(d), dq = take(d), tmp = take(d);
   }
 };
 
@@ -53,29 +57,38 @@ void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::
     }
   }
   for (std::int64_t x = 0; x < t_len * d; ++x) w.dk[x] = w.dv[x] = 0.0f;
-  for (std::int64_t i = 0; i < t_len; ++i) {
-    const std::int64_t n = i + 1;
-    const float* qi = w.q + i * d;
-    const float* doi = w.dout + i * d;
-    for (std::int64_t c = 0; c < d; ++c) w.qs[c] = qi[c] * p.scale;
-    dot_rows_transposed(w.qs, w.kt, t_len, d, n, w.p);
-    const float lse = p.lse[(b * p.heads + h) * t_len + i];
-    for (std::int64_t j = 0; j < n; ++j) w.p[j] = gemm_math::exp_f32(w.p[j] - lse);
-    if (want_ds) {
-      dot_rows_transposed(doi, w.vt, t_len, d, n, w.ds);
+  for (std::int64_t i0 = 0; i0 < t_len; i0 += kAttentionRowBlock) {
+    const std::int64_t i1 = i0 + kAttentionRowBlock < t_len ? i0 + kAttentionRowBlock : t_len;
+    for (std::int64_t i = i0; i < i1; ++i) {  // rows of P and dS; dq
+      const std::int64_t n = i + 1;
+      float* pi = w.p + (i - i0) * t_len;
+      float* dsi = w.ds + (i - i0) * t_len;
+      const float* qi = w.q + i * d;
+      const float* doi = w.dout + i * d;
+      for (std::int64_t c = 0; c < d; ++c) w.qs[c] = qi[c] * p.scale;
+      dot_rows_transposed(w.qs, w.kt, t_len, d, n, pi);
+      const float lse = p.lse[(b * p.heads + h) * t_len + i];
+      for (std::int64_t j = 0; j < n; ++j) pi[j] = gemm_math::exp_f32(pi[j] - lse);
+      if (!want_ds) continue;
+      dot_rows_transposed(doi, w.vt, t_len, d, n, dsi);
       load_row_f32(p.out, row_offset(p.out, b, i) + c0, d, w.tmp);
       const float delta = lane_sum(d, [&](std::int64_t c) { return doi[c] * w.tmp[c]; });
-      for (std::int64_t j = 0; j < n; ++j) w.ds[j] = w.p[j] * (w.ds[j] - delta);
+      for (std::int64_t j = 0; j < n; ++j) dsi[j] = pi[j] * (dsi[j] - delta);
       if (want_dq) {
         for (std::int64_t c = 0; c < d; ++c) w.dq[c] = 0.0f;
-        for (std::int64_t j = 0; j < n; ++j) axpy(w.ds[j], w.k + j * d, d, w.dq);
+        weighted_row_sum(dsi, 1, w.k, d, n, d, w.dq);
         store_row_f32(p.dq, row_offset(p.dq, b, i) + c0, d, w.dq, p.scale, p.accumulate);
       }
-      if (want_dk)
-        for (std::int64_t j = 0; j < n; ++j) axpy(w.ds[j], qi, d, w.dk + j * d);
     }
-    if (want_dv)
-      for (std::int64_t j = 0; j < n; ++j) axpy(w.p[j], doi, d, w.dv + j * d);
+    // dK_j += sum_i dS[i, j] q_i and dV_j += sum_i P[i, j] dout_i over the block's rows i >= j,
+    // in increasing i: the same order as row by row, with dK_j, dV_j tiles in registers.
+    for (std::int64_t j = 0; j < i1; ++j) {
+      const std::int64_t ia = j > i0 ? j : i0, rows = i1 - ia;
+      const std::int64_t first = (ia - i0) * t_len + j;
+      if (want_dk) weighted_row_sum(w.ds + first, t_len, w.q + ia * d, d, rows, d, w.dk + j * d);
+      if (want_dv)
+        weighted_row_sum(w.p + first, t_len, w.dout + ia * d, d, rows, d, w.dv + j * d);
+    }
   }
   for (std::int64_t j = 0; j < t_len; ++j) {
     if (want_dk)

@@ -1,7 +1,7 @@
 // Causal attention forward, fp32 CPU kernel (kernels layer). Per task (batch b, head h, block of
 // query rows [i0, i1)): keys 0..i1-1 widened to f32 as a transposed [head_dim, i1] block, values
 // as [i1, head_dim]; per query row i (scratch: one row of scores):
-//   S[j] = (s q_i) . k_j, j <= i  (sum over head_dim in index order, axpy steps over j)
+//   S[j] = (s q_i) . k_j, j <= i  (sum over head_dim in index order, a tile of j in registers)
 //   m = max_j S[j];  P[j] = exp(S[j] - m);  l = 8-lane sum of P;  out_i = (sum_j P[j] v_j) / l
 //   lse_i = m + log(l)
 // A row's arithmetic does not depend on the blocking, so the bits never depend on the thread
@@ -54,7 +54,7 @@ void forward_block(const ops::AttentionForwardProblem& p, std::int64_t b, std::i
     for (std::int64_t j = 0; j < n; ++j) w.s[j] = gemm_math::exp_f32(w.s[j] - m);
     const float l = lane_sum(n, [&](std::int64_t j) { return w.s[j]; });
     for (std::int64_t c = 0; c < d; ++c) w.o[c] = 0.0f;
-    for (std::int64_t j = 0; j < n; ++j) axpy(w.s[j], w.v + j * d, d, w.o);
+    weighted_row_sum(w.s, 1, w.v, d, n, d, w.o);
     store_row_f32(p.out, row_offset(p.out, b, i) + c0, d, w.o, 1.0f / l, false);
     p.lse[(b * p.heads + h) * p.seq + i] = m + std::log(l);
   }

@@ -1,7 +1,8 @@
 // Row helpers of the fp32 attention kernels (kernels layer, internal): rows of one head widened
-// to f32 and stored back (dtype chosen once per row), the score row as axpy steps over a transposed
-// key block, fixed-order 8-lane sums, and the per-thread scratch. Included by
-// attention_fwd_cpu.cpp and attention_bwd_cpu.cpp; everything static inline.
+// to f32 and stored back (dtype chosen once per row), the two products (scores against a
+// transposed key block, weighted sums of rows) in register tiles that keep the order of every
+// sum, fixed-order 8-lane sums, and the per-thread scratch. Included by attention_fwd_cpu.cpp
+// and attention_bwd_cpu.cpp; everything static inline.
 #pragma once
 
 #include <cstdint>
@@ -49,22 +50,66 @@ static inline void store_row_f32(const ops::AttentionOutput& y, std::int64_t off
   });
 }
 
-/// s[j] = sum_d a[d] * bt[d * ld + j] for j < n, the sum over d in index order (bt is a
-/// transposed [d_len, ld] block; the inner loop runs over j, contiguous and vectorizable).
+/// Columns per register tile of the two products below: 16 fp32 accumulators (four SSE vectors)
+/// stay in registers across the whole reduction.
+inline constexpr std::int64_t kAttentionTile = 16;
+
+/// s[j] = sum_d a[d] * bt[d * ld + j] for j < n, the sum over d in index order starting from 0
+/// (bt is a transposed [d_len, ld] block: the tile of j is contiguous). The bits do not depend on
+/// the tiling.
 static inline void dot_rows_transposed(const float* __restrict a, const float* __restrict bt,
                                        std::int64_t ld, std::int64_t d_len, std::int64_t n,
                                        float* __restrict s) {
-  for (std::int64_t j = 0; j < n; ++j) s[j] = 0.0f;
+  constexpr std::int64_t kT = kAttentionTile;
+  std::int64_t j0 = 0;
+  for (; j0 + kT <= n; j0 += kT) {
+    float acc[kT] = {};
+    for (std::int64_t d = 0; d < d_len; ++d) {
+      const float ad = a[d];
+      const float* __restrict row = bt + d * ld + j0;
+      for (std::int64_t l = 0; l < kT; ++l) acc[l] += ad * row[l];
+    }
+    for (std::int64_t l = 0; l < kT; ++l) s[j0 + l] = acc[l];
+  }
+  if (j0 == n) return;
+  const std::int64_t m = n - j0;
+  float acc[kT] = {};
   for (std::int64_t d = 0; d < d_len; ++d) {
     const float ad = a[d];
-    const float* __restrict row = bt + d * ld;
-    for (std::int64_t j = 0; j < n; ++j) s[j] += ad * row[j];
+    const float* __restrict row = bt + d * ld + j0;
+    for (std::int64_t l = 0; l < m; ++l) acc[l] += ad * row[l];
   }
+  for (std::int64_t l = 0; l < m; ++l) s[j0 + l] = acc[l];
 }
 
-/// y[0, n) += a * x[0, n).
-static inline void axpy(float a, const float* __restrict x, std::int64_t n, float* __restrict y) {
-  for (std::int64_t c = 0; c < n; ++c) y[c] += a * x[c];
+/// y[c] += sum_r w[r * w_stride] * x[r * ld + c] for c < d_len, r < n: y's old value first, then
+/// the terms in increasing r (a column tile of y held in registers over all r). The bits do not
+/// depend on the tiling.
+static inline void weighted_row_sum(const float* __restrict w, std::int64_t w_stride,
+                                    const float* __restrict x, std::int64_t ld, std::int64_t n,
+                                    std::int64_t d_len, float* __restrict y) {
+  constexpr std::int64_t kT = kAttentionTile;
+  std::int64_t c0 = 0;
+  for (; c0 + kT <= d_len; c0 += kT) {
+    float acc[kT];
+    for (std::int64_t l = 0; l < kT; ++l) acc[l] = y[c0 + l];
+    for (std::int64_t r = 0; r < n; ++r) {
+      const float wr = w[r * w_stride];
+      const float* __restrict row = x + r * ld + c0;
+      for (std::int64_t l = 0; l < kT; ++l) acc[l] += wr * row[l];
+    }
+    for (std::int64_t l = 0; l < kT; ++l) y[c0 + l] = acc[l];
+  }
+  if (c0 == d_len) return;
+  const std::int64_t m = d_len - c0;
+  float acc[kT] = {};
+  for (std::int64_t l = 0; l < m; ++l) acc[l] = y[c0 + l];
+  for (std::int64_t r = 0; r < n; ++r) {
+    const float wr = w[r * w_stride];
+    const float* __restrict row = x + r * ld + c0;
+    for (std::int64_t l = 0; l < m; ++l) acc[l] += wr * row[l];
+  }
+  for (std::int64_t l = 0; l < m; ++l) y[c0 + l] = acc[l];
 }
 
 /// sum_j term(j) for j < n as 8 lane partials (term j into lane j mod 8), then
