@@ -5,8 +5,8 @@
 //   dP = dout_i . v_j;  Delta = dout_i . out_i (8-lane sum);  dS[i, j] = P[i, j] (dP - Delta)
 //   dq_i = s sum_j dS[i, j] k_j (written now)
 // then, for every key j, dK_j += dS[i, j] q_i and dV_j += P[i, j] dout_i over the block's rows in
-// increasing i; at the end dk = s dK and dv = dV, each written once. Every sum has a fixed order and no (b, h) is
-// shared between threads, so the bits never depend on the thread count.
+// increasing i; at the end dk = s dK and dv = dV, each written once. Every sum has a fixed order
+// and no (b, h) is shared between threads, so the bits never depend on the thread count.
 #include <omp.h>
 
 #include "ampkit/core/threading.hpp"
@@ -86,8 +86,7 @@ void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::
       const std::int64_t ia = j > i0 ? j : i0, rows = i1 - ia;
       const std::int64_t first = (ia - i0) * t_len + j;
       if (want_dk) weighted_row_sum(w.ds + first, t_len, w.q + ia * d, d, rows, d, w.dk + j * d);
-      if (want_dv)
-        weighted_row_sum(w.p + first, t_len, w.dout + ia * d, d, rows, d, w.dv + j * d);
+      if (want_dv) weighted_row_sum(w.p + first, t_len, w.dout + ia * d, d, rows, d, w.dv + j * d);
     }
   }
   for (std::int64_t j = 0; j < t_len; ++j) {

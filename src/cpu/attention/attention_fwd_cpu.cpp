@@ -6,8 +6,8 @@
 //   lse_i = m + log(l)
 // A row's arithmetic does not depend on the blocking, so the bits never depend on the thread
 // count. Called through the list of attention_kernel_list.cpp by the front end.
-#include <cmath>
 #include <omp.h>
+#include <cmath>
 
 #include "ampkit/core/threading.hpp"
 #include "cpu/attention/attention_kernels.hpp"

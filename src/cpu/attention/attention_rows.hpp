@@ -38,9 +38,8 @@ static inline void load_row_f32(const ops::AttentionInput& x, std::int64_t offse
 
 /// Elements [offset, offset + n) of y = scale * src (accumulating: old + scale * src), fp32 math,
 /// rounded once to y's dtype.
-static inline void store_row_f32(const ops::AttentionOutput& y, std::int64_t offset,
-                                 std::int64_t n, const float* __restrict src, float scale,
-                                 bool accumulate) {
+static inline void store_row_f32(const ops::AttentionOutput& y, std::int64_t offset, std::int64_t n,
+                                 const float* __restrict src, float scale, bool accumulate) {
   visit_dtype(y.dtype, [&]<DType T>() {
     for (std::int64_t c = 0; c < n; ++c) {
       float v = scale * src[c];

@@ -62,13 +62,14 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   o.batch_stride = batch > 1 ? v.strides[0] : 0;
   o.row_stride = seq > 1 ? v.strides[1] : 0;
   if (batch == 0 || seq == 0 || cols == 0) return o;
-  if (v.data == nullptr) fail(fn, name, " must point to its elements, but got null data for ", v.describe());
+  if (v.data == nullptr)
+    fail(fn, name, " must point to its elements, but got null data for ", v.describe());
   const auto last_b = checked_mul(batch - 1, o.batch_stride);
   const auto last_t = checked_mul(seq - 1, o.row_stride);
   const auto last = last_b && last_t ? checked_add(*last_b, *last_t) : std::nullopt;
   const auto end = last ? checked_add(*last, cols) : std::nullopt;
-  const auto bytes = end ? checked_mul(*end, static_cast<std::int64_t>(dtype_size(v.dtype)))
-                         : std::nullopt;
+  const auto bytes =
+      end ? checked_mul(*end, static_cast<std::int64_t>(dtype_size(v.dtype))) : std::nullopt;
   if (!bytes)
     fail(fn, name, " ", v.describe(), " with strides ", strides_string(v),
          " spans more bytes than int64 can count");
@@ -94,8 +95,8 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
 // Output `out` must not share a byte with `other` (byte ranges).
 void check_apart(const char* fn, const Operand& out, const Operand& other, const char* kind) {
   if (ranges_overlap(out.view->data, out.bytes, other.view->data, other.bytes))
-    fail(fn, out.name, " (", out.view->describe(), ") must not overlap the ", kind, " ",
-         other.name, " (", other.view->describe(), "), but their memory ranges overlap");
+    fail(fn, out.name, " (", out.view->describe(), ") must not overlap the ", kind, " ", other.name,
+         " (", other.view->describe(), "), but their memory ranges overlap");
 }
 
 // floor(a / b) for b > 0.
@@ -106,8 +107,8 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 
 // Exact test: do two outputs of the same [batch, seq, C] shape share a byte? Row (b, t) of a
 // covers bytes [A + b SB_a + t ST_a, + W_a), and likewise for b. When the byte strides agree, rows
-// (b1, t1) of a and (b2, t2) of b overlap iff -W_b < delta + db SB + dt ST < W_a with delta = B - A,
-// db = b2 - b1 in (-batch, batch), dt = t2 - t1 in (-seq, seq): for each value of the shorter of
+// (b1, t1) of a and (b2, t2) of b overlap iff -W_b < delta + db SB + dt ST < W_a with delta = B -
+// A, db = b2 - b1 in (-batch, batch), dt = t2 - t1 in (-seq, seq): for each value of the shorter of
 // db, dt, the other's admissible values form an interval. When the strides differ, the byte
 // ranges decide (interleaving is then not recognized). Returns true when they overlap.
 bool outputs_overlap(const Operand& a, const Operand& b) {
@@ -121,8 +122,9 @@ bool outputs_overlap(const Operand& a, const Operand& b) {
   constexpr std::int64_t kSpanLimit = std::int64_t{1} << 61;
   if (a.bytes > kSpanLimit || b.bytes > kSpanLimit) return true;
   const std::int64_t cols = a.view->shape[2], wa = cols * ea, wb = cols * eb;
-  const std::int64_t delta = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.view->data) -
-                                                       reinterpret_cast<std::uintptr_t>(a.view->data));
+  const std::int64_t delta =
+      static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.view->data) -
+                                reinterpret_cast<std::uintptr_t>(a.view->data));
   std::int64_t n_outer = a.view->shape[0], s_outer = sb, n_inner = a.view->shape[1], s_inner = st;
   if (n_outer > n_inner) {
     std::swap(n_outer, n_inner);
@@ -146,8 +148,7 @@ bool outputs_overlap(const Operand& a, const Operand& b) {
 std::int64_t check_heads(const char* fn, int heads, float scale, const TensorView& q) {
   if (heads < 1) fail(fn, "heads must be >= 1, but got ", heads);
   check_finite(fn, "scale", scale);
-  if (scale < 0.0f)
-    fail(fn, "scale must be >= 0 (0 selects 1/sqrt(head_dim)), but got ", scale);
+  if (scale < 0.0f) fail(fn, "scale must be >= 0 (0 selects 1/sqrt(head_dim)), but got ", scale);
   const std::int64_t cols = q.shape[2];
   if (cols < 1)
     fail(fn, "q's last dim (heads * head_dim) must be >= 1, but got shape ", q.shape_string());
@@ -161,8 +162,7 @@ std::int64_t check_heads(const char* fn, int heads, float scale, const TensorVie
 Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, int heads) {
   check_given(fn, "lse", lse, "the log-sum-exp, [batch, heads, seq] f32");
   check_cpu_operand(fn, "lse", lse);
-  if (lse.dtype != DType::f32)
-    fail(fn, "lse dtype must be f32, but got ", dtype_name(lse.dtype));
+  if (lse.dtype != DType::f32) fail(fn, "lse dtype must be f32, but got ", dtype_name(lse.dtype));
   const std::int64_t dims[3] = {q.shape[0], heads, q.shape[1]};
   check_shape(fn, "lse", lse, dims, 3, "shape [batch, heads, seq] =");
   Operand o;

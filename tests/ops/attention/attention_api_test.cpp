@@ -24,7 +24,8 @@ struct Packed {
   Packed(DType t, std::int64_t b, std::int64_t s, std::int64_t w)
       : batch(b), seq(s), width(w), data(t, b * s * w) {}
   TensorView slice(std::int64_t col0, std::int64_t cols) {
-    auto* base = static_cast<char*>(data.data()) + col0 * static_cast<std::int64_t>(dtype_size(data.dtype));
+    auto* base =
+        static_cast<char*>(data.data()) + col0 * static_cast<std::int64_t>(dtype_size(data.dtype));
     TensorView v(base, data.dtype, {batch, seq, cols});
     v.strides = {seq * width, width, 1};
     return v;
@@ -70,7 +71,8 @@ TEST(AttentionApi, PackedQkvGivesTheBitsOfSeparateBuffers) {
     a.heads = kH;
     attention_backward(a);
     a.q = view_of(q, {kB, kT, kC}), a.k = view_of(k, {kB, kT, kC}), a.v = view_of(v, {kB, kT, kC});
-    a.dq = view_of(dq, {kB, kT, kC}), a.dk = view_of(dk, {kB, kT, kC}), a.dv = view_of(dv, {kB, kT, kC});
+    a.dq = view_of(dq, {kB, kT, kC}), a.dk = view_of(dk, {kB, kT, kC}),
+    a.dv = view_of(dv, {kB, kT, kC});
     attention_backward(a);
     EXPECT_TRUE(same_bytes("dq", dqkv.copy(0, kC), dq));
     EXPECT_TRUE(same_bytes("dk", dqkv.copy(kC, kC), dk));
@@ -120,10 +122,12 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
   EXPECT_NO_THROW(attention_backward(a));
   // Overlapping columns are rejected, whichever order the slices come in.
   a.dq = g.slice(0, kC), a.dk = g.slice(kC - 1, kC), a.dv = g.slice(2 * kC + 2, kC);
-  EXPECT_TRUE(throws_with([&] { attention_backward(a); },
-                          {"attention_backward: dk", "must not overlap the output dq", "share memory"}));
+  EXPECT_TRUE(
+      throws_with([&] { attention_backward(a); },
+                  {"attention_backward: dk", "must not overlap the output dq", "share memory"}));
   a.dq = g.slice(2 * kC + 2, kC), a.dk = g.slice(0, kC), a.dv = g.slice(2 * kC + 1, kC);
-  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dv", "must not overlap the output dq"}));
+  EXPECT_TRUE(
+      throws_with([&] { attention_backward(a); }, {"dv", "must not overlap the output dq"}));
   // Rows of one slice landing in another's columns of the next row: a row stride of C with
   // dk one row later than dq overlaps; one row stride of 2C with dk C later does not.
   Buffer flat(DType::f32, kB * kT * 2 * kC + kC);
@@ -135,11 +139,14 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
   a.dq = strided(0, 2 * kC), a.dk = strided(kC, 2 * kC), a.dv = TensorView();
   EXPECT_NO_THROW(attention_backward(a));
   a.dq = strided(0, 2 * kC), a.dk = strided(2 * kC, 2 * kC);  // dk row i = dq row i + 1
-  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(
+      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
   a.dq = strided(0, kC), a.dk = strided(kC, 2 * kC);  // strides differ and ranges overlap
-  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(
+      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
   a.dq = a.dk = strided(0, 2 * kC);
-  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(
+      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
 }
 
 // Runs f, expects an ampkit::Error whose message contains every one of `parts`.
@@ -151,8 +158,8 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
     const std::string message = e.what();
     for (const char* part : parts)
       if (message.find(part) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part
-                                             << "\"";
+        return ::testing::AssertionFailure()
+               << "message \"" << message << "\" lacks \"" << part << "\"";
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "no ampkit::Error thrown";
@@ -190,21 +197,44 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
       {[](auto& a) { a.k.rank = 2; }, {"k must have rank 3"}},
       {[](auto& a) { a.v.dtype = DType::i32; }, {"v dtype must be f32, bf16 or f16, but got i32"}},
       {[](auto& a) { a.out.device = Device::cuda; }, {"out must be in cpu memory"}},
-      {[](auto& a) { a.out.shape[1] = 3; }, {"out shape must equal q's shape [2, 4, 6], but got [2, 3, 6]"}},
+      {[](auto& a) { a.out.shape[1] = 3; },
+       {"out shape must equal q's shape [2, 4, 6], but got [2, 3, 6]"}},
       {[](auto& a) { a.q.strides[2] = 2; }, {"q last dim must be contiguous (stride 1)"}},
       {[](auto& a) { a.k.strides[1] = -7; }, {"k strides must be >= 0"}},
       {[](auto& a) { a.v.data = nullptr; }, {"v must point to its elements, but got null"}},
-      {[](auto& a) { a.out.strides[1] = 5; }, {"out is an output, so its elements must not overlap each other"}},
-      {[](auto& a) { a.out.strides[0] = 20; }, {"out is an output, so its elements must not overlap each other"}},
-      {[](auto& a) { a.q.shape = {2, 4, 0}; a.k.shape = a.v.shape = a.out.shape = a.q.shape; },
+      {[](auto& a) { a.out.strides[1] = 5; },
+       {"out is an output, so its elements must not overlap each other"}},
+      {[](auto& a) { a.out.strides[0] = 20; },
+       {"out is an output, so its elements must not overlap each other"}},
+      {[](auto& a) {
+         a.q.shape = {2, 4, 0};
+         a.k.shape = a.v.shape = a.out.shape = a.q.shape;
+       },
        {"q's last dim (heads * head_dim) must be >= 1"}},
       {[](auto& a) { a.lse = TensorView(); }, {"lse must be given"}},
       {[&](auto& a) { a.lse = lse_as_bf16; }, {"lse dtype must be f32, but got bf16"}},
-      {[](auto& a) { a.lse.shape = {2, 4, 2}; }, {"lse must have shape [batch, heads, seq] = [2, 2, 4], but got [2, 4, 2]"}},
-      {[](auto& a) { a.lse.strides = {8, 1, 2}; }, {"lse must be row-major contiguous"}},
-      {[](auto& a) { a.out = a.q; a.out.dtype = DType::bf16; }, {"out", "must not overlap the input q"}},
-      {[&](auto& a) { a.lse = TensorView(a.k.data, DType::f32, {2, 2, 4}); }, {"lse", "must not overlap the input k"}},
-      {[&](auto& a) { a.out = wide_view; a.out.shape[2] = 6; a.lse = TensorView(wide.data(), DType::f32, {2, 2, 4}); },
+      {[](auto& a) {
+         a.lse.shape = {2, 4, 2};
+       },
+       {"lse must have shape [batch, heads, seq] = [2, 2, 4], but got [2, 4, 2]"}},
+      {[](auto& a) {
+         a.lse.strides = {8, 1, 2};
+       },
+       {"lse must be row-major contiguous"}},
+      {[](auto& a) {
+         a.out = a.q;
+         a.out.dtype = DType::bf16;
+       },
+       {"out", "must not overlap the input q"}},
+      {[&](auto& a) {
+         a.lse = TensorView(a.k.data, DType::f32, {2, 2, 4});
+       },
+       {"lse", "must not overlap the input k"}},
+      {[&](auto& a) {
+         a.out = wide_view;
+         a.out.shape[2] = 6;
+         a.lse = TensorView(wide.data(), DType::f32, {2, 2, 4});
+       },
        {"out", "must not overlap the output lse"}},
   };
   for (std::size_t i = 0; i < forward_rows.size(); ++i) {
@@ -217,16 +247,25 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
       {[](auto& a) { a.heads = -2; }, {"attention_backward: heads must be >= 1, but got -2"}},
       {[](auto& a) { a.dout = TensorView(); }, {"dout must be present"}},
       {[](auto& a) { a.dout.shape[0] = 1; }, {"dout shape must equal q's shape"}},
-      {[](auto& a) { a.dq.shape[2] = 3; }, {"dq shape must equal q's shape [2, 4, 6], but got [2, 4, 3]"}},
+      {[](auto& a) { a.dq.shape[2] = 3; },
+       {"dq shape must equal q's shape [2, 4, 6], but got [2, 4, 3]"}},
       {[](auto& a) { a.dk.dtype = DType::i32; }, {"dk dtype must be f32, bf16 or f16"}},
       {[](auto& a) { a.dv.strides[2] = 0; }, {"dv last dim must be contiguous"}},
-      {[](auto& a) { a.lse.shape[1] = 3; }, {"lse must have shape [batch, heads, seq] = [2, 2, 4]"}},
+      {[](auto& a) { a.lse.shape[1] = 3; },
+       {"lse must have shape [batch, heads, seq] = [2, 2, 4]"}},
       {[](auto& a) { a.dq = a.q; }, {"dq", "must not overlap the input q"}},
       {[](auto& a) { a.dk = a.dout; }, {"dk", "must not overlap the input dout"}},
       {[](auto& a) { a.dv = a.out; }, {"dv", "must not overlap the input out"}},
-      {[](auto& a) { a.dv = TensorView(a.lse.data, DType::bf16, {2, 4, 6}); }, {"dv", "must not overlap the input lse"}},
+      {[](auto& a) {
+         a.dv = TensorView(a.lse.data, DType::bf16, {2, 4, 6});
+       },
+       {"dv", "must not overlap the input lse"}},
       {[](auto& a) { a.dk = a.dq; }, {"dk", "must not overlap the output dq"}},
-      {[](auto& a) { a.dv = a.dk; a.dq = TensorView(); }, {"dv", "must not overlap the output dk"}},
+      {[](auto& a) {
+         a.dv = a.dk;
+         a.dq = TensorView();
+       },
+       {"dv", "must not overlap the output dk"}},
       {[](auto& a) { a.scale = INFINITY; }, {"attention_backward: scale must be finite"}},
   };
   for (std::size_t i = 0; i < backward_rows.size(); ++i) {

@@ -69,8 +69,8 @@ TEST(AttentionKernels, EveryEntryMatchesTheReference) {
         combo((n * 7 + 11) % 81, &r.dout, &r.dq, &r.dk, &r.dv);
         SCOPED_TRACE(::testing::Message()
                      << forward[e].name << " / " << backward[e].name << " [" << s.batch << ", "
-                     << s.seq << ", " << s.heads << " x " << s.head_dim << "] q/k/v/out/dout/dq/dk/dv"
-                     << roles_text(r) << " round " << round);
+                     << s.seq << ", " << s.heads << " x " << s.head_dim
+                     << "] q/k/v/out/dout/dq/dk/dv" << roles_text(r) << " round " << round);
         Case got = make_case(rng, s, r, 3);
         got.scale = round == 2 ? 0.3f : 0.0f;
         got.accumulate = round % 2 == 1;
@@ -110,7 +110,8 @@ double loss(const Case& c, const ops::AttentionForwardProblem& p) {
   for (std::int64_t b = 0; b < c.s.batch; ++b)
     for (std::int64_t i = 0; i < c.s.seq; ++i)
       for (std::int64_t x = 0; x < cols; ++x)
-        sum += c.dout.get(c.index(b, i, x)) * out[static_cast<std::size_t>((b * c.s.seq + i) * cols + x)];
+        sum += c.dout.get(c.index(b, i, x)) *
+               out[static_cast<std::size_t>((b * c.s.seq + i) * cols + x)];
   return sum;
 }
 
@@ -129,7 +130,8 @@ TEST(AttentionKernels, ReferenceBackwardMatchesFiniteDifferences) {
       Buffer* x;
       const Buffer* g;
     };
-    for (const Grad& grad : {Grad{"dq", &c.q, &c.dq}, Grad{"dk", &c.k, &c.dk}, Grad{"dv", &c.v, &c.dv}}) {
+    for (const Grad& grad :
+         {Grad{"dq", &c.q, &c.dq}, Grad{"dk", &c.k, &c.dk}, Grad{"dv", &c.v, &c.dv}}) {
       auto* x = static_cast<float*>(grad.x->data());
       for (std::int64_t b = 0; b < c.s.batch; ++b)
         for (std::int64_t i = 0; i < c.s.seq; ++i)

@@ -71,8 +71,9 @@ struct Case {
   }
   /// The resolved scale the kernels use.
   double used_scale() const {
-    return scale > 0.0f ? double{scale}
-                        : double{static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
+    return scale > 0.0f
+               ? double{scale}
+               : double{static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
   }
 };
 
