@@ -5,7 +5,10 @@
 // count. The forward saves the per-row log-sum-exp; the backward recomputes the probabilities.
 #pragma once
 
+#include <vector>
+
 #include "ampkit/core/tensor.hpp"
+#include "ampkit/ops/kernel_info.hpp"
 
 namespace ampkit {
 
@@ -55,5 +58,14 @@ struct AttentionBackwardArgs {
   bool accumulate = false;
 };
 void attention_backward(const AttentionBackwardArgs& args);
+
+/// The kernel the call with `args` would use now, e.g. "attention_fwd_cpu". Throws like the call.
+const char* attention_kernel_name(const AttentionForwardArgs& args);
+const char* attention_kernel_name(const AttentionBackwardArgs& args);
+
+/// Every kernel of the op's list, best first, with the reason it declines the call (empty when
+/// it takes it) and the one the call would use marked. Throws like the call.
+std::vector<KernelStatus> attention_kernel_statuses(const AttentionForwardArgs& args);
+std::vector<KernelStatus> attention_kernel_statuses(const AttentionBackwardArgs& args);
 
 }  // namespace ampkit

@@ -278,6 +278,23 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
     EXPECT_EQ(outputs[i]->bytes, before[i]) << "output buffer " << i << " was written";
 }
 
+TEST(AttentionApi, KernelQueriesNameTheListEntries) {
+  std::mt19937_64 rng(9);
+  Case c = make_case(rng, {1, 3, 1, 2}, uniform_roles(DType::f16), 0);
+  EXPECT_STREQ(attention_kernel_name(c.forward_args()), "attention_fwd_cpu");
+  EXPECT_STREQ(attention_kernel_name(c.backward_args()), "attention_bwd_cpu");
+  const std::vector<KernelStatus> fwd = attention_kernel_statuses(c.forward_args());
+  ASSERT_EQ(fwd.size(), 2u);
+  EXPECT_TRUE(fwd[0].selected);
+  EXPECT_EQ(fwd[1].name, "attention_fwd_reference");
+  EXPECT_FALSE(fwd[1].selected);
+  EXPECT_EQ(attention_kernel_statuses(c.backward_args()).back().name, "attention_bwd_reference");
+  AttentionForwardArgs bad = c.forward_args();
+  bad.heads = 3;
+  EXPECT_TRUE(throws_with([&] { attention_kernel_statuses(bad); },
+                          {"attention_forward: q's last dim (2) must be a multiple of heads (3)"}));
+}
+
 TEST(AttentionApi, EmptyBatchOrSequenceWritesNothing) {
   std::mt19937_64 rng(5);
   for (Shape s : {Shape{0, 3, 2, 2}, Shape{2, 0, 2, 2}}) {
