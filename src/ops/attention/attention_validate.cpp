@@ -105,12 +105,12 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
-// Exact test: do two outputs of the same [batch, seq, C] shape share a byte? Row (b, t) of a
-// covers bytes [A + b SB_a + t ST_a, + W_a), and likewise for b. When the byte strides agree, rows
-// (b1, t1) of a and (b2, t2) of b overlap iff -W_b < delta + db SB + dt ST < W_a with delta = B -
-// A, db = b2 - b1 in (-batch, batch), dt = t2 - t1 in (-seq, seq): for each value of the shorter of
-// db, dt, the other's admissible values form an interval. When the strides differ, the byte
-// ranges decide (interleaving is then not recognized). Returns true when they overlap.
+// Exact test: do two outputs of the same [batch, seq, C] shape share a byte? Row (b, t) of x
+// covers the bytes [start_x + b SB_x + t ST_x, + W_x). When the byte strides agree, row (b1, t1)
+// of a and row (b2, t2) of b overlap iff -W_b < delta + db SB + dt ST < W_a, with delta =
+// start_b - start_a, db = b2 - b1 in (-batch, batch) and dt = t2 - t1 in (-seq, seq): for each
+// value of the shorter of db, dt, the other's admissible values form an interval. When the
+// strides differ, the byte ranges decide (interleaving is then not recognized). True: overlap.
 bool outputs_overlap(const Operand& a, const Operand& b) {
   if (!ranges_overlap(a.view->data, a.bytes, b.view->data, b.bytes)) return false;
   const auto ea = static_cast<std::int64_t>(dtype_size(a.view->dtype));

@@ -1,9 +1,11 @@
 // Tests of the attention front end (ops layer): q, k, v as column slices of one packed QKV buffer
 // and dq, dk, dv as slices of one packed dQKV buffer give the bits of separate buffers; 1 vs 2
 // threads bitwise; the overlap rules (inputs may overlap, outputs may interleave only exactly
-// disjointly); a table of bad calls, each rejected with its message and nothing written.
+// disjointly; the exact test against a brute-force byte comparison on random layouts); the kernel
+// queries; a table of bad calls, each rejected with its message and nothing written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -147,6 +149,93 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
   a.dq = a.dk = strided(0, 2 * kC);
   EXPECT_TRUE(
       throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+}
+
+// dq and dk as random strided views into one byte buffer, checked against the bytes they touch:
+// the front end never accepts two that share a byte, and with equal byte strides it accepts every
+// pair that shares none (the exact test); with different strides it asks for disjoint ranges.
+TEST(AttentionApi, GradientOverlapTestAgreesWithBruteForce) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  alignas(64) static unsigned char bytes[4096];
+  int exact = 0, apart = 0, shared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int64_t nb = pick(1, 3), nt = pick(1, 4), nc = pick(1, 4);
+    Buffer q = random_buffer(rng, DType::f32, nb * nt * nc), lse(DType::f32, nb * nt);
+    const TensorView vq = view_of(q, {nb, nt, nc});
+    struct Out {
+      TensorView view;
+      std::vector<std::int64_t> touched;  // byte offsets into `bytes`
+    };
+    auto make = [&](DType t, std::int64_t row_stride, std::int64_t batch_stride) {
+      const auto e = static_cast<std::int64_t>(dtype_size(t));
+      const std::int64_t offset = pick(0, 40) * 2;  // bytes; f16/bf16 stay aligned
+      Out o;
+      o.view = TensorView(bytes + offset, t, {nb, nt, nc});
+      o.view.strides = {batch_stride, row_stride, 1};
+      for (std::int64_t b = 0; b < nb; ++b)
+        for (std::int64_t i = 0; i < nt; ++i)
+          for (std::int64_t x = 0; x < nc * e; ++x)
+            o.touched.push_back(offset + (b * batch_stride + i * row_stride) * e + x);
+      return o;
+    };
+    auto layout = [&](std::int64_t* rs, std::int64_t* bs) {
+      *rs = nc + pick(0, 2 * nc + 2);
+      *bs = (nt - 1) * *rs + nc + pick(0, 6);
+    };
+    std::int64_t rs = 0, bs = 0;
+    layout(&rs, &bs);
+    const bool same = pick(0, 3) != 0;
+    const DType t = pick(0, 1) != 0 ? DType::bf16 : DType::f16;
+    const Out dq = make(t, rs, bs);
+    if (!same) layout(&rs, &bs);
+    const Out dk = make(same ? t : DType::bf16, rs, bs);
+    std::vector<bool> seen(sizeof(bytes));
+    for (std::int64_t x : dq.touched) seen[static_cast<std::size_t>(x)] = true;
+    bool share = false;
+    for (std::int64_t x : dk.touched) share = share || seen[static_cast<std::size_t>(x)];
+    const auto range = [](const std::vector<std::int64_t>& v) {
+      return std::pair{*std::min_element(v.begin(), v.end()),
+                       *std::max_element(v.begin(), v.end())};
+    };
+    const auto [a0, a1] = range(dq.touched);
+    const auto [b0, b1] = range(dk.touched);
+    const bool ranges_meet = a0 <= b1 && b0 <= a1;
+    const bool equal_strides = same || ((nb == 1 || dq.view.strides[0] == dk.view.strides[0]) &&
+                                        (nt == 1 || dq.view.strides[1] == dk.view.strides[1]));
+    AttentionBackwardArgs a;
+    a.q = a.k = a.v = a.out = a.dout = vq;
+    a.lse = view_of(lse, {nb, 1, nt});
+    a.dq = dq.view;
+    a.dk = dk.view;
+    bool accepted = true;
+    try {
+      attention_kernel_statuses(a);  // validates, runs nothing
+    } catch (const Error& e) {
+      accepted = false;
+      EXPECT_NE(std::string(e.what()).find("dk"), std::string::npos) << e.what();
+    }
+    SCOPED_TRACE(::testing::Message()
+                 << "trial " << trial << " [" << nb << ", " << nt << ", " << nc << "] dq "
+                 << dq.view.describe() << " at +"
+                 << static_cast<unsigned char*>(dq.view.data) - bytes << " strides "
+                 << dq.view.strides[0] << "/" << dq.view.strides[1] << ", dk " << dk.view.describe()
+                 << " at +" << static_cast<unsigned char*>(dk.view.data) - bytes << " strides "
+                 << dk.view.strides[0] << "/" << dk.view.strides[1]);
+    // Never accepted when they share a byte; with equal strides (or apart), accepted otherwise.
+    EXPECT_EQ(accepted, !share && (equal_strides || !ranges_meet)) << "share a byte: " << share;
+    exact += equal_strides && ranges_meet && !share;
+    apart += !ranges_meet;
+    shared += share;
+  }
+  // The draws must reach all three situations.
+  EXPECT_GT(exact, 0);
+  EXPECT_GT(apart, 0);
+  EXPECT_GT(shared, 0);
 }
 
 // Runs f, expects an ampkit::Error whose message contains every one of `parts`.
