@@ -16,7 +16,7 @@
 #include "ampkit/core/threading.hpp"
 #include "core/checked_math.hpp"
 #include "cpu/elementwise/element_io.hpp"
-#include "cpu/embedding/embedding_kernels.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

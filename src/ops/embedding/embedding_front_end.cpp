@@ -8,7 +8,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
-#include "cpu/embedding/embedding_kernels.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
 namespace ampkit {

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
-#include "cpu/optimizer/optimizer_kernels.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 #include "ops/operand_checks.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/embedding.hpp"
-#include "cpu/embedding/embedding_kernels.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
 
 namespace ampkit {

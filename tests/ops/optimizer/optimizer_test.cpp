@@ -19,7 +19,7 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
-#include "cpu/optimizer/optimizer_kernels.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
 
 namespace ampkit {
