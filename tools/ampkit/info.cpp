@@ -123,9 +123,20 @@ void print_convert_kernels() {
     }
 }
 
+// Every op's list with the reason each entry cannot run on this machine now.
+void print_all_lists() {
+  std::printf("\nevery op's kernel list, best first ('*': the first entry this machine runs now):\n");
+  for (const KernelList& list : kernel_lists()) {
+    std::printf("  %s\n", list.op.c_str());
+    for (const KernelStatus& k : list.kernels)
+      std::printf("    %c %-36s %s\n", k.selected ? '*' : ' ', k.name.c_str(),
+                  k.declined.empty() ? "" : ("unavailable: " + k.declined).c_str());
+  }
+}
+
 void print_kernels() {
-  std::printf("\nkernel lists, best first, for representative problems ('*': the one a call runs now;\n"
-              "AMPKIT_ISA and the machine decide which entries are available):\n");
+  print_all_lists();
+  std::printf("\nper-problem choices, where entries also decline problems ('*': the one a call runs now):\n");
   print_gemm_kernels();
   print_norm_kernels();
   print_convert_kernels();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ampkit {
 
@@ -12,5 +13,18 @@ struct KernelStatus {
   std::string declined;  // empty when the kernel takes the call; otherwise why it does not
   bool selected = false; // the kernel the call would run (the first that takes it)
 };
+
+/// One op's kernel list as the machine sees it now, without a problem: every entry, best first,
+/// with why it cannot run here ("needs AVX512_BF16, which this machine lacks", "capped by
+/// AMPKIT_ISA ..."; empty when it can). Entries that also decline problems (gemm's skinny and
+/// bf16 engines) say so per call through that op's *_kernel_statuses query.
+struct KernelList {
+  std::string op;  // "gemm", "layer_norm_forward", "attention_backward", ...
+  std::vector<KernelStatus> kernels;
+};
+
+/// Every op's CPU kernel list (the one registry the graph's op table and `ampkit info --kernels`
+/// read).
+std::vector<KernelList> kernel_lists();
 
 }  // namespace ampkit
