@@ -246,7 +246,7 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
 // row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
 // (gemm_operand_sums). totals: scratch of max(m, n) doubles.
 static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts,
-                             std::int64_t m_padded, double* totals, GemmCounters& counters) {
+                             std::int64_t m_padded, double* totals) {
   if (p.bias_grad == GemmBiasGrad::none) return;
   const std::int64_t m = p.args.m;
   if (p.bias_grad == GemmBiasGrad::rows_of_d) {
@@ -258,7 +258,7 @@ static void finish_bias_grad(const GemmProblem& p, const float* partials, std::i
   } else {
     gemm_operand_sums(p, totals);
   }
-  gemm_write_bias_grad(p, totals, p.bias_grad == GemmBiasGrad::cols_of_b ? p.args.n : m, counters);
+  gemm_write_bias_grad(p, totals, p.bias_grad == GemmBiasGrad::cols_of_b ? p.args.n : m);
 }
 
 // The driver for one activation type.
@@ -339,7 +339,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   counters.fp16_subnormal_outputs += sub_out;
 
   finish_bias_grad(p, partials, n_slivers, m_padded,
-                   reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes), counters);
+                   reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes));
 }
 
 // The one place the activation becomes a template parameter: Engine::run<Act>(p, counters).

@@ -36,53 +36,42 @@ double gemm_round_to(DType t, double x) {
     case DType::f32: return static_cast<double>(static_cast<float>(x));
     case DType::bf16: return round_binary(x, 8, -126, 0x1.fep127);
     case DType::f16: return round_binary(x, 11, -14, 65504.0);
+    case DType::i32: break;  // never a GEMM output dtype (gemm_validate)
   }
   return x;
 }
 
 void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, GemmCounters& counters) {
-  const double r = gemm_round_to(t, x);
-  const float f = static_cast<float>(r);  // exact: r is representable in t
-  switch (t) {
-    case DType::f32: static_cast<float*>(base)[i] = f; return;
-    case DType::bf16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(f); return;
-    case DType::f16: {
-      float v = f;
-      if (v != 0.0f && std::fabs(v) < 0x1p-14f) {
-        ++counters.fp16_subnormal_outputs;
-        if (flush) v = std::copysign(0.0f, v);
-      }
-      static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(v);
-      return;
-    }
+  float v = static_cast<float>(gemm_round_to(t, x));  // exact: representable in t
+  if (t == DType::f16 && v != 0.0f && std::fabs(v) < 0x1p-14f) {
+    ++counters.fp16_subnormal_outputs;
+    if (flush) v = std::copysign(0.0f, v);
   }
+  store_element(base, t, i, v);
 }
 
-void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length,
-                          GemmCounters& counters) {
+void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length) {
   const GemmEpilogue& e = problem.args.epilogue;
   for (std::int64_t i = 0; i < length; ++i) {
     double v = sums[i];
     if (e.accumulate_bias_grad) v += load_element(e.bias_grad, e.bias_dtype, i);
-    gemm_store_rounded(e.bias_grad, i, e.bias_dtype, v, problem.flush, counters);
+    // One rounding from double; never flushed: the reduction runs on the vector units.
+    store_element(e.bias_grad, e.bias_dtype, i, static_cast<float>(gemm_round_to(e.bias_dtype, v)));
   }
 }
 
 namespace {
 
-// Element (r, kk) of the summed operand at base[r * r_stride + kk * k_stride], widened to fp32
-// and seen as the fp16 mode sees it.
+// Element idx of the summed operand widened to fp32 exactly, as given: the fp16 mode of the
+// product does not apply to a bias-gradient reduction (docs/DESIGN.md, "Bias gradients").
 template <DType T>
-float operand_value(const void* base, std::int64_t idx, const GemmProblem& problem) {
+float operand_value(const void* base, std::int64_t idx) {
   if constexpr (T == DType::f32) {
     return static_cast<const float*>(base)[idx];
   } else if constexpr (T == DType::bf16) {
     return bf16_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]);
   } else {
-    float v = half_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]);
-    if (problem.flush && gemm_math::is_f16_subnormal_input(v)) v = 0.0f;
-    if (problem.alt) v = gemm_math::round_to_bf16(v);
-    return v;
+    return half_bits_to_float(static_cast<const std::uint16_t*>(base)[idx]);
   }
 }
 
@@ -90,7 +79,7 @@ float operand_value(const void* base, std::int64_t idx, const GemmProblem& probl
 // the block sums added in double. Rows go kRows at a time with their chains interleaved (the same
 // order per row, so the same bits; one dependent fp32 chain per row would stall on add latency).
 template <DType T>
-void operand_sums(const GemmProblem& problem, const void* base, std::int64_t length,
+void operand_sums(const void* base, std::int64_t length,
                   std::int64_t k, std::int64_t r_stride, std::int64_t k_stride, double* sums) {
   constexpr std::int64_t kBlock = 256, kRows = 8;
   const std::int64_t groups = (length + kRows - 1) / kRows;
@@ -104,7 +93,7 @@ void operand_sums(const GemmProblem& problem, const void* base, std::int64_t len
       float block[kRows] = {};
       for (std::int64_t kk = k0; kk < k1; ++kk)
         for (std::int64_t j = 0; j < rows; ++j)
-          block[j] += operand_value<T>(base, (r0 + j) * r_stride + kk * k_stride, problem);
+          block[j] += operand_value<T>(base, (r0 + j) * r_stride + kk * k_stride);
       for (std::int64_t j = 0; j < rows; ++j) total[j] += block[j];
     }
     for (std::int64_t j = 0; j < rows; ++j) sums[r0 + j] = total[j];
@@ -123,7 +112,7 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   // Element (r, kk) of op(A) (r < m) or of op(B)^T (r < n), as (r * r_stride + kk * k_stride).
   const bool stored_by_k = rows_of_a ? a.op_a == Op::T : a.op_b == Op::N;
   const std::int64_t r_stride = stored_by_k ? ld : 1, k_stride = stored_by_k ? 1 : ld;
-  visit_dtype(t, [&]<DType T>() { operand_sums<T>(problem, base, length, k, r_stride, k_stride, sums); });
+  visit_dtype(t, [&]<DType T>() { operand_sums<T>(base, length, k, r_stride, k_stride, sums); });
 }
 
 void* gemm_workspace(std::size_t bytes) {

@@ -19,11 +19,13 @@ double gemm_round_to(DType t, double x);
 void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, GemmCounters& counters);
 
 /// Writes the bias gradient: bias_grad[i] = sums[i] (+ bias_grad[i] when accumulating), one
-/// rounding to epilogue.bias_dtype from double, f16 flush/count as gemm_store_rounded.
-void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length,
-                          GemmCounters& counters);
+/// rounding to epilogue.bias_dtype from double. Never flushed and not counted, whatever the fp16
+/// mode: on the hardware the modes model, bias-gradient reductions run on the vector units,
+/// which keep fp16 subnormals (docs/DESIGN.md, "Bias gradients under the fp16 modes").
+void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length);
 
-/// BGRADA / BGRADB sums of the operands as the fp16 mode sees them, for the fast engines:
+/// BGRADA / BGRADB sums of the operands as given (fp16 widened exactly; no flush, no bf16
+/// rounding, whatever the fp16 mode of the product), for every engine and the reference:
 /// fixed blocks of 256 along k summed in fp32, the block sums combined in double in k order
 /// (independent of the thread count). sums: length m (BGRADA) or n (BGRADB).
 void gemm_operand_sums(const GemmProblem& problem, double* sums);

@@ -1,5 +1,6 @@
 // The GEMM reference (kernels layer): plain loops, double accumulation of the products of the
-// operands as the fp16 mode sees them, the epilogue in double, one rounding to each output.
+// operands as the fp16 mode sees them (bias-gradient sums: the operands as given), the epilogue
+// in double, one rounding to each output.
 // Last entry of the kernel list (gemm_kernels()), and the yardstick of every GEMM test.
 #include <cmath>
 #include <cstdint>
@@ -81,15 +82,18 @@ void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
       gemm_store_rounded(a.d, i + j * a.ldd, a.d_dtype, x, p.flush, counters);
     }
   }
+  // BGRADA / BGRADB sum the operands as given, not as the fp16 mode sees them.
   if (p.bias_grad == GemmBiasGrad::rows_of_a) {
     for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t kk = 0; kk < k; ++kk) bias_sums[i] += op_a[i * k + kk];
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        bias_sums[i] += load_element(a.a, a.a_dtype, a.op_a == Op::N ? i + kk * a.lda : kk + i * a.lda);
   } else if (p.bias_grad == GemmBiasGrad::cols_of_b) {
     for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t kk = 0; kk < k; ++kk) bias_sums[j] += op_b[j * k + kk];
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        bias_sums[j] += load_element(a.b, a.b_dtype, a.op_b == Op::N ? kk + j * a.ldb : j + kk * a.ldb);
   }
   if (p.bias_grad != GemmBiasGrad::none)
-    gemm_write_bias_grad(p, bias_sums.data(), static_cast<std::int64_t>(bias_sums.size()), counters);
+    gemm_write_bias_grad(p, bias_sums.data(), static_cast<std::int64_t>(bias_sums.size()));
 }
 
 }  // namespace ampkit::cpu

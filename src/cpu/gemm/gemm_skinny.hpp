@@ -329,7 +329,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   }
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;
-  finish_bias_grad(p, partials, parts, m_padded, totals, counters);
+  finish_bias_grad(p, partials, parts, m_padded, totals);
 }
 
 template <class V, class T>

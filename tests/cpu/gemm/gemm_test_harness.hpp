@@ -230,9 +230,12 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
     if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) {
       tol = grad_tol[r] + (static_cast<double>(c.n) + 2.0) * u32 * grad_mag[r];
     } else {
+      // BGRADA / BGRADB sum the operands as given, whatever the fp16 mode.
       double mag = 0.0;
       for (std::int64_t kk = 0; kk < c.k; ++kk)
-        mag += std::fabs(p.bias_grad == cpu::GemmBiasGrad::rows_of_a ? oa[r * c.k + kk] : ob[r * c.k + kk]);
+        mag += std::fabs(p.bias_grad == cpu::GemmBiasGrad::rows_of_a
+                             ? inputs.a.get(c.op_a == Op::N ? r + kk * inputs.lda : kk + r * inputs.lda)
+                             : inputs.b.get(c.op_b == Op::N ? kk + r * inputs.ldb : r + kk * inputs.ldb));
       tol = (256.0 + 2.0) * u32 * mag;
     }
     const double w = want.bias_grad.get(r), g = got.bias_grad.get(r);

@@ -1,7 +1,7 @@
 // `ampkit check fp16` (tools layer, check/): reproduces, on this CPU, the fp16 gradient underflow that
 // the alternate implementation fixes, and reports what the fp16 policy does about it.
-// A Linear layer in fp16: forward Y = X Wᵀ, backward dW = dYᵀ X with gradients dY small enough
-// to be fp16 subnormals. Each GEMM runs through gemm_with_policy (forward outside, backward inside
+// A Linear layer in fp16: forward Y = X Wᵀ, backward dW = dYᵀ X and db = Σ dY (the BGRADB
+// epilogue) with gradients dY small enough to be fp16 subnormals. Each GEMM runs through gemm_with_policy (forward outside, backward inside
 // a BackwardPassGuard), then the backward GEMM once per forced mode for comparison; every result
 // is compared with the exact product of the same fp16 inputs in double.
 #include <cmath>
@@ -64,7 +64,27 @@ struct Outcome {
   std::int64_t subnormal_inputs = 0, subnormal_outputs = 0;
   double relative_error = 0.0;  // ||D - exact||_2 / ||exact||_2
   double lost = 0.0;            // fraction of outputs that are 0 where the exact value is not
+  double db_relative_error = std::nan("");  // backward only: ||db - exact||_2 / ||exact||_2
 };
+
+// db = Σ over the batch of dY as given, in double: the bias gradient's exact value.
+std::vector<double> exact_bias_grad(const GemmArgs& backward) {
+  std::vector<double> db(static_cast<std::size_t>(backward.n), 0.0);
+  const auto* dy = static_cast<const std::uint16_t*>(backward.b);  // B = dY, row-major [batch, out]
+  for (std::int64_t j = 0; j < backward.n; ++j)
+    for (std::int64_t p = 0; p < backward.k; ++p)
+      db[static_cast<std::size_t>(j)] += half_bits_to_float(dy[j + p * backward.ldb]);
+  return db;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<double>& exact) {
+  double err2 = 0.0, ref2 = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    err2 += (got[i] - exact[i]) * (got[i] - exact[i]);
+    ref2 += exact[i] * exact[i];
+  }
+  return ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+}
 
 Outcome compare(const std::string& label, const GemmReport& report,
                 const std::vector<std::uint16_t>& d, const std::vector<double>& exact) {
@@ -157,14 +177,14 @@ std::optional<Fp16CheckPlan> parse_plan(const Args& args) {
   return p;
 }
 
-// The two GEMMs of the layer on the given fp16 buffers.
+// The two GEMMs of the layer on the given fp16 buffers; the backward one also writes db.
 struct LayerGemms {
   GemmArgs forward, backward;
 };
 
 LayerGemms make_gemms(const Fp16CheckPlan& p, const std::vector<std::uint16_t>& x, const std::vector<std::uint16_t>& w,
                       const std::vector<std::uint16_t>& dy, std::vector<std::uint16_t>& y,
-                      std::vector<std::uint16_t>& dw) {
+                      std::vector<std::uint16_t>& dw, std::vector<float>& db) {
   LayerGemms g;
   // Forward Y = X Wᵀ: GEMM m, n, k = out, batch, in; A = W (T), B = X (N).
   GemmArgs& fwd = g.forward;
@@ -180,6 +200,8 @@ LayerGemms make_gemms(const Fp16CheckPlan& p, const std::vector<std::uint16_t>& 
   bwd.a = x.data(), bwd.a_dtype = DType::f16, bwd.lda = p.in;
   bwd.b = dy.data(), bwd.b_dtype = DType::f16, bwd.ldb = p.out;
   bwd.d = dw.data(), bwd.d_dtype = DType::f16, bwd.ldd = p.in;
+  bwd.epilogue.kind = Epilogue::BGRADB;  // db = Σ over the batch of dY (length out)
+  bwd.epilogue.bias_grad = db.data(), bwd.epilogue.bias_dtype = DType::f32;
   return g;
 }
 
@@ -192,6 +214,7 @@ void print_json(const Fp16CheckPlan& p, const std::vector<Outcome>& outcomes) {
     line.add("batch", p.batch).add("in", p.in).add("out", p.out).add("grad_scale", p.grad_scale);
     line.add("subnormal_inputs", o.subnormal_inputs).add("subnormal_outputs", o.subnormal_outputs);
     line.add("relative_error", o.relative_error).add("lost_fraction", o.lost);
+    if (!std::isnan(o.db_relative_error)) line.add("db_relative_error", o.db_relative_error);
     std::printf("%s\n", line.str().c_str());
   }
 }
@@ -205,16 +228,21 @@ void print_table(const Fp16CheckPlan& p, const std::vector<Outcome>& outcomes, s
               "are fp16 subnormals\n\n",
               static_cast<long long>(p.batch), static_cast<long long>(p.in), static_cast<long long>(p.out),
               p.grad_scale, static_cast<long long>(dy_subnormal), static_cast<long long>(dy_count));
-  std::printf("%-22s %-6s %14s %15s %14s %10s\n", "GEMM", "mode", "subnormal in", "subnormal out", "rel. error",
-              "lost");
-  for (const Outcome& o : outcomes)
-    std::printf("%-22s %-6s %14lld %15lld %14.3e %9.1f%%\n", o.label.c_str(), fp16_mode_name(o.mode).data(),
+  std::printf("%-22s %-6s %14s %15s %14s %10s %14s\n", "GEMM", "mode", "subnormal in", "subnormal out",
+              "rel. error", "lost", "db rel. error");
+  for (const Outcome& o : outcomes) {
+    std::printf("%-22s %-6s %14lld %15lld %14.3e %9.1f%%", o.label.c_str(), fp16_mode_name(o.mode).data(),
                 static_cast<long long>(o.subnormal_inputs), static_cast<long long>(o.subnormal_outputs),
                 o.relative_error, 100.0 * o.lost);
+    if (std::isnan(o.db_relative_error)) std::printf(" %14s\n", "-");
+    else std::printf(" %14.3e\n", o.db_relative_error);
+  }
   std::printf("\nrel. error = ||D - exact||2 / ||exact||2 against the exact product of the same fp16 "
               "inputs;\nlost = outputs that are 0 where the exact value is not. In flush mode "
               "(the MI200 model) the\nsubnormal counts were flushed to zero; in exact and alt mode "
-              "they are what flush would lose.\n");
+              "they are what flush would lose.\ndb = the bias gradient (BGRADB of the dW GEMM) against "
+              "the exact sum of dY as given: a\nvector-unit reduction, so no mode flushes or rounds "
+              "its operand (docs/NUMERICS.md).\n");
 }
 
 }  // namespace
@@ -230,8 +258,10 @@ int run_check_fp16(const Args& args) {
   const std::vector<std::uint16_t> dy = random_half(p.batch * p.out, p.grad_scale, rng);
   std::vector<std::uint16_t> y(static_cast<std::size_t>(p.out * p.batch));
   std::vector<std::uint16_t> dw(static_cast<std::size_t>(p.in * p.out));
-  const LayerGemms g = make_gemms(p, x, w, dy, y, dw);
+  std::vector<float> db(static_cast<std::size_t>(p.out));
+  const LayerGemms g = make_gemms(p, x, w, dy, y, dw, db);
   const std::vector<double> y_exact = exact_product(g.forward), dw_exact = exact_product(g.backward);
+  const std::vector<double> db_exact = exact_bias_grad(g.backward);
 
   std::vector<Outcome> outcomes;
   GemmReport report;
@@ -242,11 +272,13 @@ int run_check_fp16(const Args& args) {
     gemm_with_policy(g.backward, &report);
   }
   outcomes.push_back(compare("backward dW (policy)", report, dw, dw_exact));
+  outcomes.back().db_relative_error = relative_error(db, db_exact);
   for (Fp16Mode mode : {Fp16Mode::exact, Fp16Mode::flush, Fp16Mode::alt}) {
     GemmArgs forced = g.backward;
     forced.fp16_mode = mode;
     gemm(forced, &report);
     outcomes.push_back(compare("backward dW (forced)", report, dw, dw_exact));
+    outcomes.back().db_relative_error = relative_error(db, db_exact);
   }
   if (p.json) print_json(p, outcomes);
   else print_table(p, outcomes, count_subnormal(dy), static_cast<std::int64_t>(dy.size()));
