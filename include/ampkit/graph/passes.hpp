@@ -41,7 +41,8 @@ struct PassOptions {
   bool eliminate_casts = true;
 };
 
-/// tag_backward, then the chosen passes in order, verifying (tags included) after each.
+/// tag_backward, then the chosen passes in order, verifying (tags included) after each; last,
+/// Yield is trimmed to the values the backward still reads (and graph outputs).
 void run_passes(Graph& g, const PassOptions& options = {});
 
 }  // namespace ampkit::graph
