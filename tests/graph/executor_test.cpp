@@ -118,6 +118,34 @@ TEST(GraphExecutor, Fp16GemmNodesTakeThePolicyModeOfTheirPass) {
   EXPECT_FALSE(in_backward_pass());
 }
 
+// Why the tag matters: activations in the fp16 subnormal range (here 2^-20) are flushed by the
+// MI200 model's original mode. Tagged backward GEMMs take alt (bf16 operands: no underflow), so
+// the weight gradient survives; forcing the original mode in both passes loses it.
+TEST(GraphExecutor, Mi200BackwardAltKeepsWeightGradientsThatFlushLoses) {
+  ampkit::testing::PolicyEnvScope env;
+  set_fp16_device_model(Fp16DeviceModel::mi200);
+  Graph g;
+  Builder b(g, {DType::f16});
+  const ValueId x = b.input("x", DType::f16, {4, 8});
+  const ValueId targets = b.input("targets", DType::i32, {4});
+  const ValueId w = b.parameter("w", {3, 8});
+  const ValueId loss = b.softmax_cross_entropy(b.linear(x, w, kNoValue, "fc"), targets, "ce");
+  TrainGraph t(g, loss, {}, {});
+  t.fill(9, 1.0, 3);
+  for (std::int64_t i = 0; i < 32; ++i) t.set(x, i, (i % 3 == 0 ? -1.0 : 1.0) * 0x1p-20);
+  ASSERT_EQ(t.get(x, 1), 0x1p-20);  // stored exactly: an fp16 subnormal
+  auto largest_dw = [&] {
+    t.run();
+    double m = 0.0;
+    for (double v : t.gradient(w)) m = std::max(m, std::fabs(v));
+    return m;
+  };
+  const double per_pass = largest_dw();
+  EXPECT_GT(per_pass, 0x1p-24);
+  set_gemm_fp16_alt_impl(AltImplChoice::original);
+  EXPECT_EQ(largest_dw(), 0.0);
+}
+
 TEST(GraphExecutor, BitwiseTheSameForOneAndTwoThreads) {
   for (DType compute : {DType::f32, DType::bf16, DType::f16}) {
     SCOPED_TRACE(dtype_name(compute));
