@@ -38,7 +38,7 @@ check src/ops/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/)"
 check src/cpu/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/|cpu/)"
 check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
-check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/)"
+check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
 check src/graph/               "^(${pub_all}|core/|graph/)"
 check tools/                   "^(${pub_all}|tools/)"
 

@@ -149,5 +149,37 @@ TEST(NoAllocation, ConvertCalls) {
   }), 0);
 }
 
+
+// 10^5 small GEMMs after one warm-up call: no operator new, and the workspace neither grows nor
+// is reallocated; release_gemm_workspace gives it back and the next call takes it again.
+TEST(NoAllocation, GemmSmallCallsAndWorkspaceRelease) {
+  for (Isa isa : testing::available_isas()) {
+    if (isa == Isa::ref) continue;  // the reference keeps its operands in fresh double vectors
+    testing::IsaScope scope(isa);
+    constexpr std::int64_t n = 8;
+    Buffer a(DType::f32, n * n), b(DType::f32, n * n), d(DType::f32, n * n), bias(DType::f32, n);
+    std::mt19937_64 rng(3);
+    for (Buffer* v : {&a, &b, &bias}) v->fill_normal(rng, 0.0, 1.0);
+    GemmArgs g;
+    g.m = g.n = g.k = n;
+    g.a = a.data(), g.lda = n, g.b = b.data(), g.ldb = n, g.d = d.data(), g.ldd = n;
+    g.epilogue.kind = Epilogue::BIAS, g.epilogue.bias = bias.data();
+    release_gemm_workspace();  // earlier, larger calls on this thread grew it
+    EXPECT_EQ(gemm_workspace_bytes(), 0u);
+    gemm(g);
+    const std::size_t held = gemm_workspace_bytes();
+    EXPECT_GT(held, 0u);
+    EXPECT_EQ(allocations_after_warm_up([&] { gemm(g); }, 100000), 0) << isa_name(isa);
+    EXPECT_EQ(gemm_workspace_bytes(), held);
+    release_gemm_workspace();
+    EXPECT_EQ(gemm_workspace_bytes(), 0u);
+    const Buffer before = d;
+    d.poison();
+    gemm(g);  // allocates again and computes the same bits
+    EXPECT_EQ(d.bytes, before.bytes);
+    EXPECT_EQ(gemm_workspace_bytes(), held);
+  }
+}
+
 }  // namespace
 }  // namespace ampkit

@@ -1,15 +1,15 @@
 // `ampkit info` (tools layer): what this machine supports and what ampkit will use — CPU
 // features, the active ISA (AMPKIT_ISA caps it), threads — and with --kernels, the kernel each
-// op selects for a few representative problems, now, on this machine.
+// op's list offers for a few representative problems, with why each entry declines or takes it.
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cpu.hpp"
+#include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "ampkit/ops/norm.hpp"
 #include "tools/ampkit/cli/options.hpp"
@@ -27,35 +27,36 @@ void print_machine() {
   std::printf("threads: %d\n", num_threads());
 }
 
-// Operand memory for the GEMM queries: allocated, never touched (the queries validate the
-// arguments but read no element).
-struct Untouched {
-  std::unique_ptr<unsigned char[]> bytes;
-  explicit Untouched(std::int64_t n) : bytes(new unsigned char[static_cast<std::size_t>(n)]) {}
-};
-
-// The kernel gemm would select for D (m x n) = A B, all operands in `dtype`, DEFAULT epilogue.
-std::string gemm_kernel(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, Fp16Mode mode) {
-  const auto size = static_cast<std::int64_t>(dtype_size(dtype));
-  const Untouched a(m * k * size), b(k * n * size), d(m * n * size);
-  GemmArgs g;
-  g.m = m, g.n = n, g.k = k;
-  g.a = a.bytes.get(), g.a_dtype = dtype, g.lda = m;
-  g.b = b.bytes.get(), g.b_dtype = dtype, g.ldb = k;
-  g.d = d.bytes.get(), g.d_dtype = dtype, g.ldd = m;
-  g.fp16_mode = mode;
-  try {
-    return gemm_kernel_name(g);
-  } catch (const Error& e) {
-    return std::string("(none: ") + e.what() + ")";
+// One problem and every entry of its op's kernel list: the selected one marked with '*', the
+// others with the reason they decline it (or "takes it too" after the selected one).
+void print_statuses(const std::string& problem, const std::vector<KernelStatus>& statuses) {
+  std::printf("  %s\n", problem.c_str());
+  bool after = false;
+  for (const KernelStatus& k : statuses) {
+    const std::string why = k.selected ? "selected" : !k.declined.empty() ? "declines: " + k.declined
+                                                     : after              ? "takes it too"
+                                                                          : "";
+    std::printf("    %c %-36s %s\n", k.selected ? '*' : ' ', k.name.c_str(), why.c_str());
+    after = after || k.selected;
   }
 }
 
-// TODO(kernel_statuses): when gemm_kernel_statuses / norm_kernel_statuses land on main, print
-// every entry of each list with the reason it declines (src/ops/kernel_registry.hpp), not only
-// the one selected.
-void print_kernels() {
-  std::printf("\nkernels selected now (the first entry of each op's list that takes the problem):\n");
+// The statuses of gemm for D (m x n) = A B, all operands in `dtype`, DEFAULT epilogue. The
+// queries validate the arguments but read no element: the buffers are never touched.
+std::vector<KernelStatus> gemm_statuses(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, Fp16Mode mode) {
+  const auto size = static_cast<std::size_t>(dtype_size(dtype));
+  std::vector<unsigned char> a(static_cast<std::size_t>(m * k) * size), b(static_cast<std::size_t>(k * n) * size),
+      d(static_cast<std::size_t>(m * n) * size);
+  GemmArgs g;
+  g.m = m, g.n = n, g.k = k;
+  g.a = a.data(), g.a_dtype = dtype, g.lda = m;
+  g.b = b.data(), g.b_dtype = dtype, g.ldb = k;
+  g.d = d.data(), g.d_dtype = dtype, g.ldd = m;
+  g.fp16_mode = mode;
+  return gemm_kernel_statuses(g);
+}
+
+void print_gemm_kernels() {
   struct GemmCase {
     const char* label;
     DType dtype;
@@ -68,21 +69,23 @@ void print_kernels() {
                              {"f16:alt", DType::f16, Fp16Mode::alt}};
   const std::int64_t shapes[][3] = {{512, 512, 512}, {1, 4096, 4096}};
   for (const GemmCase& c : dtypes)
-    for (const auto& s : shapes) {
-      const std::string shape = std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
-      std::printf("  gemm       %-10s %-12s nn DEFAULT  %s\n", c.label, shape.c_str(),
-                  gemm_kernel(s[0], s[1], s[2], c.dtype, c.mode).c_str());
-    }
+    for (const auto& s : shapes)
+      print_statuses("gemm " + std::string(c.label) + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" +
+                         std::to_string(s[2]) + " nn DEFAULT",
+                     gemm_statuses(s[0], s[1], s[2], c.dtype, c.mode));
+}
+
+void print_norm_kernels() {
   struct NormMix {
     const char* label;
     DType x, param;
   };
   const NormMix mixes[] = {{"f32", DType::f32, DType::f32},
                            {"bf16", DType::bf16, DType::bf16},
-                           {"mixed", DType::bf16, DType::f32},
+                           {"bf16 x, f32 params", DType::bf16, DType::f32},
                            {"f16", DType::f16, DType::f16},
-                           {"mixed_f16", DType::f16, DType::f32}};
-  // Norm kernels take the problem's views; 4 rows of 768 in f32-sized storage fit every mix.
+                           {"f16 x, f32 params", DType::f16, DType::f32}};
+  // 4 rows of 768 in f32-sized storage fit every mix; the queries read no element.
   constexpr std::int64_t rows = 4, n = 768;
   std::vector<float> x(rows * n), dy(rows * n), y(rows * n), dx(rows * n), g(n), dg(n), st(rows);
   for (const NormKind kind : {NormKind::layer, NormKind::rms})
@@ -90,22 +93,42 @@ void print_kernels() {
       for (const NormMix& m : mixes) {
         const TensorView xv(x.data(), m.x, {rows, n}), gv(g.data(), m.param, {n}),
             stv(st.data(), DType::f32, {rows});
-        const char* name = nullptr;
+        std::vector<KernelStatus> statuses;
         if (backward) {
           NormBackwardArgs a;
           a.dy = TensorView(dy.data(), m.x, {rows, n});
           a.x = xv, a.gamma = gv, a.rstd = stv, a.dx = TensorView(dx.data(), m.x, {rows, n});
           if (kind == NormKind::layer) a.mean = stv;
           a.dgamma = TensorView(dg.data(), m.param, {n});
-          name = norm_kernel_name(kind, a);
+          statuses = norm_kernel_statuses(kind, a);
         } else {
           NormForwardArgs a;
           a.x = xv, a.gamma = gv, a.y = TensorView(y.data(), m.x, {rows, n});
-          name = norm_kernel_name(kind, a);
+          statuses = norm_kernel_statuses(kind, a);
         }
-        std::printf("  %-10s %-8s %-10s %s\n", kind == NormKind::rms ? "rms_norm" : "layer_norm",
-                    backward ? "backward" : "forward", m.label, name);
+        print_statuses(std::string(kind == NormKind::rms ? "rms_norm " : "layer_norm ") +
+                           (backward ? "backward " : "forward ") + m.label + " 4x768",
+                       statuses);
       }
+}
+
+void print_convert_kernels() {
+  std::vector<float> src(1024), dst(1024);
+  const DType types[] = {DType::f32, DType::bf16, DType::f16};
+  for (DType from : types)
+    for (DType to : types) {
+      if (from == to) continue;
+      print_statuses("convert " + std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to)) + " [1024]",
+                     convert_kernel_statuses(TensorView(src.data(), from, {1024}), TensorView(dst.data(), to, {1024})));
+    }
+}
+
+void print_kernels() {
+  std::printf("\nkernel lists, best first, for representative problems ('*': the one a call runs now;\n"
+              "AMPKIT_ISA and the machine decide which entries are available):\n");
+  print_gemm_kernels();
+  print_norm_kernels();
+  print_convert_kernels();
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 // numerics layer (fp16_policy.hpp) decides it from the pass, the environment and the API.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/ops/kernel_info.hpp"
 
 namespace ampkit {
 
@@ -94,13 +97,29 @@ struct GemmReport {
   std::int64_t fp16_subnormal_outputs = 0;      // fp16 outputs that rounded to a subnormal
 };
 
-/// Runs the GEMM. Throws ampkit::Error (outputs untouched) on any invalid argument.
+/// Runs the GEMM. Throws ampkit::Error (outputs untouched) on any invalid argument, and with
+/// ErrorKind::out_of_memory when its workspace cannot grow.
+/// alpha == 0 follows BLAS: op(A) op(B) is not computed, so Inf/NaN in A or B never reach D,
+/// aux or a DGELU/DRELU bias gradient (D = epilogue(beta C)); BGRADA/BGRADB still sum their
+/// operand, which they are defined on (docs/DESIGN.md section 3).
 void gemm(const GemmArgs& args, GemmReport* report = nullptr);
+
+/// The GEMM keeps a grow-only workspace per calling thread (packed operands, epilogue scratch:
+/// about (m + n)·k·4 bytes after the largest call), so steady-state calls allocate nothing.
+/// release_gemm_workspace frees the calling thread's; the next call allocates again.
+void release_gemm_workspace() noexcept;
+
+/// Bytes of GEMM workspace the calling thread holds now.
+std::size_t gemm_workspace_bytes() noexcept;
 
 /// Empty when gemm(args) would run; otherwise the message gemm(args) would throw. Never throws.
 std::string gemm_check(const GemmArgs& args) noexcept;
 
 /// The kernel gemm(args) would use now (given AMPKIT_ISA and the machine). Throws like gemm.
 const char* gemm_kernel_name(const GemmArgs& args);
+
+/// Every kernel of the GEMM list, best first, with the reason it declines the call (empty when it
+/// takes it) and the one the call would use marked. Throws like gemm.
+std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args);
 
 }  // namespace ampkit

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ampkit/core/threading.hpp"
-#include "cpu/activation/activation_kernels.hpp"
+#include "ops/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "cpu/math/gelu_math.hpp"
 

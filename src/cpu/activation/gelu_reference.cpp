@@ -5,7 +5,7 @@
 //   erf form:  gelu = x Phi(x), gelu' = Phi(x) + x phi(x)
 #include <cmath>
 
-#include "cpu/activation/activation_kernels.hpp"
+#include "ops/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 
 namespace ampkit::cpu {

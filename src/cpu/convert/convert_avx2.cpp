@@ -1,5 +1,5 @@
 // AVX2 bulk conversion (core layer): F16C for f16, integer round-to-nearest-even for bf16.
-#include "cpu/convert/convert_kernels.hpp"
+#include "ops/convert/convert_kernels.hpp"
 #include "core/element.hpp"
 #include "cpu/simd/simd_avx2.hpp"
 

@@ -21,7 +21,7 @@
 
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
-#include "cpu/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 
@@ -309,10 +309,9 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 
   const OperandView va = view_of_a(a), vb = view_of_b(a);
   const EpilogueContext ctx{&p, bias, partials, m_padded};
-  std::int64_t sub_in = 0, sub_out = 0;
-  const int team = parallel ? static_cast<int>(threads) : 1;
-#pragma omp parallel num_threads(team) reduction(+ : sub_in, sub_out)
-  {
+  // The work of one team member; the worksharing loops split it when a team runs them. A call
+  // that runs on one thread enters no parallel region (it costs more than an 8x8x8 GEMM).
+  const auto work = [&](std::int64_t& sub_in, std::int64_t& sub_out) {
 #pragma omp for schedule(static)
     for (std::int64_t s = 0; s < m_slivers + n_slivers; ++s) {
       if (s < m_slivers) {
@@ -334,6 +333,13 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         }
       }
     }
+  };
+  std::int64_t sub_in = 0, sub_out = 0;
+  if (parallel) {
+#pragma omp parallel num_threads(static_cast<int>(threads)) reduction(+ : sub_in, sub_out)
+    work(sub_in, sub_out);
+  } else {
+    work(sub_in, sub_out);
   }
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;

@@ -6,11 +6,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <memory>
 #include <new>
 
+#include "ampkit/core/error.hpp"
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
+#include "ampkit/ops/gemm.hpp"
 #include "core/element.hpp"
 #include "cpu/math/gelu_math.hpp"
 
@@ -83,9 +84,7 @@ void operand_sums(const void* base, std::int64_t length,
                   std::int64_t k, std::int64_t r_stride, std::int64_t k_stride, double* sums) {
   constexpr std::int64_t kBlock = 256, kRows = 8;
   const std::int64_t groups = (length + kRows - 1) / kRows;
-  const bool parallel = length * k > 65536;
-#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
-  for (std::int64_t g = 0; g < groups; ++g) {
+  const auto sum_group = [&](std::int64_t g) {
     const std::int64_t r0 = g * kRows, rows = length - r0 < kRows ? length - r0 : kRows;
     double total[kRows] = {};
     for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
@@ -97,6 +96,13 @@ void operand_sums(const void* base, std::int64_t length,
       for (std::int64_t j = 0; j < rows; ++j) total[j] += block[j];
     }
     for (std::int64_t j = 0; j < rows; ++j) sums[r0 + j] = total[j];
+  };
+  const int threads = ampkit::num_threads();
+  if (threads > 1 && length * k > 65536) {  // no parallel region for one thread
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t g = 0; g < groups; ++g) sum_group(g);
+  } else {
+    for (std::int64_t g = 0; g < groups; ++g) sum_group(g);
   }
 }
 
@@ -115,21 +121,51 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   visit_dtype(t, [&]<DType T>() { operand_sums<T>(base, length, k, r_stride, k_stride, sums); });
 }
 
+void gemm_write_operand_bias_grad(const GemmProblem& problem) {
+  const std::int64_t length = problem.bias_grad == GemmBiasGrad::rows_of_a ? problem.args.m : problem.args.n;
+  auto* sums = static_cast<double*>(gemm_workspace(static_cast<std::size_t>(length) * sizeof(double)));
+  gemm_operand_sums(problem, sums);
+  gemm_write_bias_grad(problem, sums, length);
+}
+
+namespace {
+
+// The calling thread's workspace: grow-only until released.
+struct Workspace {
+  void* data = nullptr;
+  std::size_t capacity = 0;
+  ~Workspace() { std::free(data); }
+};
+thread_local Workspace workspace;
+
+}  // namespace
+
 void* gemm_workspace(std::size_t bytes) {
-  struct Deleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, Deleter> buffer;
-  thread_local std::size_t capacity = 0;
-  if (bytes > capacity) {
+  if (bytes > workspace.capacity) {
+    std::free(workspace.data);
+    workspace.data = nullptr;
+    workspace.capacity = 0;
     const std::size_t size = ((bytes + bytes / 4) + 4095) / 4096 * 4096;
-    buffer.reset();
     void* p = std::aligned_alloc(4096, size);
-    if (p == nullptr) throw std::bad_alloc();
-    buffer.reset(p);
-    capacity = size;
+    if (p == nullptr)
+      fail_with(ErrorKind::out_of_memory, "gemm", "could not allocate ", size,
+                " bytes of workspace (packed operands and epilogue scratch)");
+    workspace.data = p;
+    workspace.capacity = size;
   }
-  return buffer.get();
+  return workspace.data;
 }
 
 }  // namespace ampkit::cpu
+
+namespace ampkit {
+
+void release_gemm_workspace() noexcept {
+  std::free(cpu::workspace.data);
+  cpu::workspace.data = nullptr;
+  cpu::workspace.capacity = 0;
+}
+
+std::size_t gemm_workspace_bytes() noexcept { return cpu::workspace.capacity; }
+
+}  // namespace ampkit

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ampkit/core/dtype.hpp"
-#include "cpu/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 
@@ -30,9 +30,9 @@ void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::i
 /// (independent of the thread count). sums: length m (BGRADA) or n (BGRADB).
 void gemm_operand_sums(const GemmProblem& problem, double* sums);
 
-/// A thread-local (calling thread), grow-only, 64-byte aligned scratch area of at least `bytes`
+/// A thread-local (calling thread), grow-only, 4096-byte aligned scratch area of at least `bytes`
 /// bytes, reused across calls (fresh pages are expensive). Valid until the next call on the
-/// same thread.
+/// same thread or release_gemm_workspace(). Throws Error (out_of_memory) when it cannot grow.
 void* gemm_workspace(std::size_t bytes);
 
 }  // namespace ampkit::cpu

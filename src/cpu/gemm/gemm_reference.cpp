@@ -8,7 +8,7 @@
 
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
-#include "cpu/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 

@@ -290,7 +290,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
   }
   const SkinnyMode mode{p.flush, p.alt};
-  std::int64_t sub_in = pack_small(sv, ns, k, cols, kpad, V::kLanes, dot, mode, small);
+  const std::int64_t packed_subnormals = pack_small(sv, ns, k, cols, kpad, V::kLanes, dot, mode, small);
 
   SkinnyRowsFn run_rows = nullptr;
   switch (w.dtype) {
@@ -300,9 +300,9 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   }
   const EpilogueContext ctx{&p, bias, partials, m_padded};
   const bool parallel = threads > 1 && blocks > 1 && m * n * imax(k, 16) >= (1 << 18);
-  std::int64_t sub_out = 0;
-#pragma omp parallel num_threads(parallel ? static_cast<int>(threads) : 1) reduction(+ : sub_in, sub_out)
-  {
+  // The work of one team member (the worksharing loop splits it when a team runs it); a call
+  // that runs on one thread enters no parallel region.
+  const auto work = [&](std::int64_t& sub_in, std::int64_t& sub_out) {
   unsigned char* mine = scratch + static_cast<std::size_t>(omp_get_thread_num()) * thread_bytes;
   float* acc = reinterpret_cast<float*>(mine);
   float* tile = reinterpret_cast<float*>(mine + acc_bytes);
@@ -326,6 +326,13 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
       epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
     }
   }
+  };
+  std::int64_t sub_in = packed_subnormals, sub_out = 0;
+  if (parallel) {
+#pragma omp parallel num_threads(static_cast<int>(threads)) reduction(+ : sub_in, sub_out)
+    work(sub_in, sub_out);
+  } else {
+    work(sub_in, sub_out);
   }
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;

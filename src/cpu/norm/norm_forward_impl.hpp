@@ -7,7 +7,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
-#include "cpu/norm/norm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"
 
 namespace ampkit::cpu {

@@ -8,7 +8,7 @@
 
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
-#include "cpu/norm/norm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -4,7 +4,7 @@
 #include <new>
 
 #include "ampkit/core/error.hpp"
-#include "cpu/norm/norm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -4,7 +4,7 @@
 #include "ampkit/ops/activation.hpp"
 
 #include "ampkit/core/error.hpp"
-#include "cpu/activation/activation_kernels.hpp"
+#include "ops/activation/activation_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
 namespace ampkit {

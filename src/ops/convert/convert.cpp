@@ -10,7 +10,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
-#include "cpu/convert/convert_kernels.hpp"
+#include "ops/convert/convert_kernels.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/operand_checks.hpp"
 

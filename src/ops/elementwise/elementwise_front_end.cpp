@@ -4,7 +4,7 @@
 #include "ampkit/ops/elementwise.hpp"
 
 #include "ampkit/core/error.hpp"
-#include "cpu/elementwise/elementwise_kernels.hpp"
+#include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
 namespace ampkit {

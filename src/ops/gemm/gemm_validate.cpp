@@ -7,7 +7,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/tensor.hpp"
-#include "cpu/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ampkit/ops/norm.hpp"
-#include "cpu/norm/norm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::ops {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
-#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
+#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
 namespace ampkit {

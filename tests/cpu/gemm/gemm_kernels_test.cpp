@@ -73,7 +73,7 @@ TEST(GemmKernels, EveryKernelIsBitExactOnSmallIntegers) {
           GemmBuffers in = gemm_test::make_buffers(c, rng);
           small_integers(in, rng);
           const cpu::GemmProblem problem = cpu::make_gemm_problem(in.args());
-          if (!cpu::gemm_kernel_accepts(kernel, problem)) continue;
+          if (nullptr != ops::decline_reason(kernel, problem)) continue;
           GemmBuffers got = in, want = in;
           run_kernel(kernel, got);
           gemm_test::run_reference(want);
@@ -100,7 +100,7 @@ TEST(GemmKernels, OneAndTwoThreadsGiveTheSameBits) {
       c.a = c.b = DType::bf16, c.d = DType::bf16, c.bias_dtype = DType::f32, c.aux_dtype = DType::bf16;
       c.kind = kind, c.beta = 0.5f, c.c = DType::f32;
       GemmBuffers in = gemm_test::make_buffers(c, rng);
-      if (!cpu::gemm_kernel_accepts(kernel, cpu::make_gemm_problem(in.args()))) continue;
+      if (nullptr != ops::decline_reason(kernel, cpu::make_gemm_problem(in.args()))) continue;
       GemmBuffers one = in, two = in;
       {
         testing::ThreadsScope threads(1);
@@ -121,10 +121,10 @@ TEST(GemmKernels, TheListEndsWithTheReferenceAndNamesSayIsa) {
   const auto kernels = cpu::gemm_kernels();
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(kernels.back().name, "gemm_reference");
-  EXPECT_EQ(kernels.back().isa, Isa::ref);
+  EXPECT_EQ(kernels.back().needs.isa, Isa::ref);
   for (const cpu::GemmKernel& k : kernels) {
-    if (k.isa != Isa::ref) {
-      EXPECT_NE(std::string(k.name).find(std::string(isa_name(k.isa))), std::string::npos) << k.name;
+    if (k.needs.isa != Isa::ref) {
+      EXPECT_NE(std::string(k.name).find(std::string(isa_name(k.needs.isa))), std::string::npos) << k.name;
     }
   }
 }

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
-#include "cpu/common/kernel_select.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {
@@ -26,7 +25,7 @@ constexpr DType kTypes[] = {DType::f32, DType::bf16, DType::f16};
 std::vector<const cpu::GemmKernel*> skinny_kernels() {
   std::vector<const cpu::GemmKernel*> out;
   for (const cpu::GemmKernel& k : cpu::gemm_kernels())
-    if (k.shapes == cpu::GemmShapes::skinny && cpu::kernel_usable(k.isa, k.needs_bf16_instructions))
+    if (k.declines == cpu::gemm_skinny_declines && ops::kernel_unavailable_reason(k.needs) == nullptr)
       out.push_back(&k);
   return out;
 }
@@ -34,7 +33,7 @@ std::vector<const cpu::GemmKernel*> skinny_kernels() {
 GemmReport run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t) {
   cpu::GemmCounters counters;
   const cpu::GemmProblem p = cpu::make_gemm_problem(t.args());
-  EXPECT_TRUE(cpu::gemm_kernel_accepts(kernel, p)) << t.cfg.describe();
+  EXPECT_TRUE(nullptr == ops::decline_reason(kernel, p)) << t.cfg.describe();
   kernel.run(p, counters);
   GemmReport r;
   r.fp16_subnormal_inputs = counters.fp16_subnormal_inputs;
@@ -59,7 +58,7 @@ TEST(GemmSkinny, EveryEpilogueDtypeAndOpInBothOrientations) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> coin(0, 1), small(1, 16), large(1, 70), kd(0, 90), three(0, 2);
   const auto kernels = skinny_kernels();
-  ASSERT_EQ(kernels.empty(), !cpu::kernel_usable(Isa::avx2, false));  // none under AMPKIT_ISA=ref
+  ASSERT_EQ(kernels.empty(), ops::kernel_unavailable_reason({Device::cpu, Isa::avx2, false}) != nullptr);  // none under AMPKIT_ISA=ref
   for (const cpu::GemmKernel* kernel : kernels) {
     SCOPED_TRACE(kernel->name);
     for (int kind = 0; kind <= static_cast<int>(Epilogue::BGRADB); ++kind)

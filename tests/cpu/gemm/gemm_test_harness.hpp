@@ -15,7 +15,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/gemm.hpp"
-#include "cpu/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "support/test_support.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ampkit/ops/norm.hpp"
-#include "cpu/norm/norm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_checks.hpp"  // tests/cpu/norm
 #include "ops/norm/norm_front_end.hpp"
 #include "support/test_support.hpp"

@@ -1,7 +1,8 @@
-// The GEMM kernel list and the validated problem every GEMM engine receives (kernels layer,
-// internal). Read by the front end (gemm_front_end.cpp: dispatch) and by the tests (every entry
-// against the reference). Entries are ordered best first; the reference is last and takes any
-// problem, so the list has no hole.
+// The GEMM kernel list and the validated problem every GEMM engine receives (ops layer,
+// internal): declared here, defined by the CPU kernels (src/cpu/gemm/gemm_kernel_list.cpp). Read
+// by the front end (gemm_front_end.cpp: dispatch) and by the tests (every entry against the
+// reference). Entries are ordered best first; the reference is last and takes any problem, so
+// the list has no hole.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
 
@@ -44,38 +46,21 @@ struct GemmCounters {
 /// Runs the whole GEMM (product, epilogue, bias gradient) for a validated problem.
 using GemmRunFn = void (*)(const GemmProblem& problem, GemmCounters& counters);
 
-/// The operand format a kernel multiplies.
-enum class GemmOperands : std::uint8_t {
-  any,   // takes every dtype combination (f32 kernels widen exactly; the reference)
-  bf16,  // only when both operands are bf16 as the mode sees them (bf16, or f16 in alt mode)
-};
-
-/// The problem shapes a kernel takes.
-enum class GemmShapes : std::uint8_t {
-  any,
-  skinny,  // 1 <= min(m, n) <= gemm_skinny_max (GEMV and decode-like GEMMs)
-};
-
 /// The largest min(m, n) the skinny engines take (see docs/GEMM.md for the measurement).
 inline constexpr std::int64_t gemm_skinny_max = 16;
 
-struct GemmKernel {
-  const char* name;  // dtype, tile and ISA: gemm_ukernel_f32_32x12_avx512
-  Isa isa;
-  bool needs_bf16_instructions;
-  GemmOperands operands;
-  GemmShapes shapes;
-  GemmRunFn run;
-};
+/// One entry of the GEMM kernel list on the shared registry (src/ops/kernel_registry.hpp).
+using GemmKernel = ops::KernelEntry<GemmProblem, GemmRunFn>;
 
 /// All GEMM kernels, best first, the reference last.
 std::span<const GemmKernel> gemm_kernels();
 
-/// True when `kernel` can run `problem` on this machine under the current ISA cap.
-bool gemm_kernel_accepts(const GemmKernel& kernel, const GemmProblem& problem);
+/// Writes the BGRADA / BGRADB bias gradient alone (the operand summed as given), for calls that
+/// compute no product (alpha == 0). Defined with the engines' output code (gemm_output.cpp).
+void gemm_write_operand_bias_grad(const GemmProblem& problem);
 
-/// The first entry of gemm_kernels() that accepts `problem` (never null: the reference).
-const GemmKernel& gemm_select_kernel(const GemmProblem& problem);
+/// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
+const char* gemm_skinny_declines(const GemmProblem& problem);
 
 /// The validation message for args ("" when valid). Never throws (except std::bad_alloc).
 std::string gemm_validate(const GemmArgs& args);

@@ -1,0 +1,35 @@
+// The causal attention kernels (kernels layer, internal): the fp32 CPU kernels and the double
+// references that the lists of attention_kernel_list.cpp hold (best first, reference last), and
+// the unrounded reference forward the tests take finite differences of. Problems come validated
+// from src/ops/attention/attention_validate.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/attention/attention_problem.hpp"
+
+namespace ampkit::cpu {
+
+/// Query rows per forward task: the forward is split over (batch, head, block of kAttentionRowBlock
+/// query rows); every row is computed the same way whatever the split.
+inline constexpr std::int64_t kAttentionRowBlock = 32;
+
+/// fp32 math: scores s * (q . k) as sums over head_dim in index order, max-subtracted softmax with
+/// gemm_math::exp_f32, fixed 8-lane partial sums; OpenMP over (batch, head[, row block]); each
+/// output written once (rounded once from fp32), bitwise independent of the thread count.
+void attention_forward_cpu(const ops::AttentionForwardProblem& p);
+/// Recomputes P = exp(S - lse) and accumulates dK, dV over query rows in row order, each (batch,
+/// head) owned by one thread (no atomics).
+void attention_backward_cpu(const ops::AttentionBackwardProblem& p);
+
+/// Plain loops in double, one rounding per output (lse rounded to f32 once).
+void attention_forward_reference(const ops::AttentionForwardProblem& p);
+void attention_backward_reference(const ops::AttentionBackwardProblem& p);
+
+/// The forward in double without rounding: out [batch, seq, heads * head_dim] and lse [batch,
+/// heads, seq], both contiguous (p.out and p.lse are not touched). Throws Error(out_of_memory)
+/// when its scratch cannot be allocated.
+void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out,
+                                        double* lse);
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,41 @@
+// The GEMM kernel list (kernels layer): best first, the reference last, each entry with what it
+// needs from the machine and why it declines a problem. Declared in src/ops/gemm/gemm_kernels.hpp;
+// read by the front end (dispatch, gemm_kernel_statuses) and the tests (every entry).
+#include "ops/gemm/gemm_kernels.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+constexpr ops::KernelNeeds kAvx512Bf16{Device::cpu, Isa::avx512, true};
+constexpr ops::KernelNeeds kAvx512{Device::cpu, Isa::avx512, false};
+constexpr ops::KernelNeeds kAvx2{Device::cpu, Isa::avx2, false};
+constexpr ops::KernelNeeds kRef{Device::cpu, Isa::ref, false};
+
+// The bf16 micro-kernel multiplies bf16 pairs: both operands bf16 as the mode sees them.
+const char* bf16_declines(const GemmProblem& problem) {
+  const auto bf16_like = [&](DType t) { return t == DType::bf16 || (t == DType::f16 && problem.alt); };
+  if (bf16_like(problem.args.a_dtype) && bf16_like(problem.args.b_dtype)) return nullptr;
+  return "only bf16 operands (bf16, or f16 in the alt mode)";
+}
+
+}  // namespace
+
+const char* gemm_skinny_declines(const GemmProblem& problem) {
+  const std::int64_t small = problem.args.m < problem.args.n ? problem.args.m : problem.args.n;
+  if (small >= 1 && small <= gemm_skinny_max) return nullptr;
+  return small < 1 ? "only 1 <= min(m, n): the problem is empty" : "only min(m, n) <= 16 (gemm_skinny_max)";
+}
+
+std::span<const GemmKernel> gemm_kernels() {
+  static const GemmKernel kernels[] = {
+      {"gemm_skinny_f32_avx512", kAvx512, gemm_skinny_declines, gemm_run_skinny_f32_avx512},
+      {"gemm_ukernel_bf16_32x12_avx512bf16", kAvx512Bf16, bf16_declines, gemm_run_bf16_avx512bf16},
+      {"gemm_ukernel_f32_32x12_avx512", kAvx512, nullptr, gemm_run_f32_avx512},
+      {"gemm_skinny_f32_avx2", kAvx2, gemm_skinny_declines, gemm_run_skinny_f32_avx2},
+      {"gemm_ukernel_f32_16x6_avx2", kAvx2, nullptr, gemm_run_f32_avx2},
+      {"gemm_reference", kRef, nullptr, gemm_reference},
+  };
+  return kernels;
+}
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,226 @@
+// Tests of the causal attention kernels (kernels layer): every entry of both lists (before the
+// reference) against the double reference over seq 1, 2, 7, 33 (across the 32-row block), heads 1,
+// 3, head_dim 1, 5, 16 and all 81 dtype combinations of q, k, v, out (the backward's dout, dq, dk,
+// dv mixed in too), padded rows, accumulate mode, absent gradients and an explicit scale; the
+// reference backward against central finite differences of the double forward; causality;
+// accumulate = old + fresh.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include "cpu/attention/attention_kernels.hpp"
+#include "ops/attention/attention_problem.hpp"
+#include "ops/attention/attention_test_support.hpp"
+
+namespace ampkit {
+namespace {
+
+using namespace attention_testing;
+
+// Combination number n in [0, 81) as four dtypes (base-3 digits).
+void combo(int n, DType* a, DType* b, DType* c, DType* d) {
+  *a = kFloatDTypes[n % 3];
+  *b = kFloatDTypes[n / 3 % 3];
+  *c = kFloatDTypes[n / 9 % 3];
+  *d = kFloatDTypes[n / 27 % 3];
+}
+
+// " f32 bf16 ..." for q, k, v, out, dout, dq, dk, dv.
+std::string roles_text(const Roles& r) {
+  std::ostringstream out;
+  for (DType t : {r.q, r.k, r.v, r.out, r.dout, r.dq, r.dk, r.dv}) out << " " << dtype_name(t);
+  return out.str();
+}
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> out;
+  for (std::int64_t seq : {1, 2, 7, 33})
+    for (std::int64_t heads : {1, 3})
+      for (std::int64_t head_dim : {1, 5, 16}) out.push_back({2, seq, heads, head_dim});
+  return out;
+}
+
+// Points the problem's outputs at `c`'s buffers (the problems were decoded from another copy).
+ops::AttentionForwardProblem forward_problem(Case& c) {
+  return ops::validate_attention_forward(c.forward_args());
+}
+ops::AttentionBackwardProblem backward_problem(Case& c) {
+  return ops::validate_attention_backward(c.backward_args());
+}
+
+TEST(AttentionKernels, EveryEntryMatchesTheReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const auto forward = ops::attention_forward_kernels();
+  const auto backward = ops::attention_backward_kernels();
+  ASSERT_EQ(forward.size(), backward.size());
+  ASSERT_GE(forward.size(), 2u) << "a kernel and the reference";
+  const std::vector<Shape> all = shapes();  // 24 shapes x 4 rounds: combos cover all of [0, 81)
+  for (std::size_t e = 0; e + 1 < forward.size(); ++e)  // every entry before the reference
+    for (int round = 0; round < 4; ++round)
+      for (std::size_t si = 0; si < all.size(); ++si) {
+        const Shape s = all[si];
+        const int n = static_cast<int>((si + 24 * static_cast<std::size_t>(round)) % 81);
+        Roles r{};
+        combo(n, &r.q, &r.k, &r.v, &r.out);
+        combo((n * 7 + 11) % 81, &r.dout, &r.dq, &r.dk, &r.dv);
+        SCOPED_TRACE(::testing::Message()
+                     << forward[e].name << " / " << backward[e].name << " [" << s.batch << ", "
+                     << s.seq << ", " << s.heads << " x " << s.head_dim
+                     << "] q/k/v/out/dout/dq/dk/dv" << roles_text(r) << " round " << round);
+        Case got = make_case(rng, s, r, 3);
+        got.scale = round == 2 ? 0.3f : 0.0f;
+        got.accumulate = round % 2 == 1;
+        if (round == 3) {  // one gradient absent
+          got.has_dq = si % 3 != 0;
+          got.has_dk = si % 3 != 1;
+          got.has_dv = si % 3 != 2;
+        }
+        if (got.accumulate)
+          for (Buffer* x : {&got.dq, &got.dk, &got.dv}) fill_elements(rng, got, *x);
+        Case want = got;
+        forward[e].run(forward_problem(got));
+        forward.back().run(forward_problem(want));
+        const Tolerances ft = tolerances(got, want, false);
+        EXPECT_TRUE(near("out", got.out, want.out, [&](std::int64_t i) { return ft.out[i]; }));
+        EXPECT_TRUE(near("lse", got.lse, want.lse, [&](std::int64_t i) { return ft.lse[i]; }));
+        // Backward from the same out and lse (the reference's).
+        got.out = want.out;
+        got.lse = want.lse;
+        backward[e].run(backward_problem(got));
+        backward.back().run(backward_problem(want));
+        const Tolerances bt = tolerances(got, want, true);
+        EXPECT_TRUE(near("dq", got.dq, want.dq, [&](std::int64_t i) { return bt.dq[i]; }));
+        EXPECT_TRUE(near("dk", got.dk, want.dk, [&](std::int64_t i) { return bt.dk[i]; }));
+        EXPECT_TRUE(near("dv", got.dv, want.dv, [&](std::int64_t i) { return bt.dv[i]; }));
+        if (::testing::Test::HasFailure()) return;
+      }
+}
+
+// Loss L = sum over out of G * out (G: c.dout) in double, from the unrounded reference forward.
+double loss(const Case& c, const ops::AttentionForwardProblem& p) {
+  const std::int64_t cols = c.cols;
+  std::vector<double> out(static_cast<std::size_t>(c.s.batch * c.s.seq * cols));
+  std::vector<double> lse(static_cast<std::size_t>(c.s.batch * c.s.heads * c.s.seq));
+  cpu::attention_forward_reference_double(p, out.data(), lse.data());
+  double sum = 0.0;
+  for (std::int64_t b = 0; b < c.s.batch; ++b)
+    for (std::int64_t i = 0; i < c.s.seq; ++i)
+      for (std::int64_t x = 0; x < cols; ++x)
+        sum += c.dout.get(c.index(b, i, x)) *
+               out[static_cast<std::size_t>((b * c.s.seq + i) * cols + x)];
+  return sum;
+}
+
+TEST(AttentionKernels, ReferenceBackwardMatchesFiniteDifferences) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for (float scale : {0.0f, 0.7f}) {
+    Case c = make_case(rng, {2, 6, 2, 3}, uniform_roles(DType::f32), 1);
+    c.scale = scale;
+    const ops::AttentionForwardProblem fp = forward_problem(c);
+    cpu::attention_forward_reference(fp);
+    cpu::attention_backward_reference(backward_problem(c));
+    struct Grad {
+      const char* name;
+      Buffer* x;
+      const Buffer* g;
+    };
+    for (const Grad& grad :
+         {Grad{"dq", &c.q, &c.dq}, Grad{"dk", &c.k, &c.dk}, Grad{"dv", &c.v, &c.dv}}) {
+      auto* x = static_cast<float*>(grad.x->data());
+      for (std::int64_t b = 0; b < c.s.batch; ++b)
+        for (std::int64_t i = 0; i < c.s.seq; ++i)
+          for (std::int64_t col = 0; col < c.cols; ++col) {
+            const std::int64_t e = c.index(b, i, col);
+            const float saved = x[e];
+            const float plus = saved + 0x1p-13f, minus = saved - 0x1p-13f;
+            x[e] = plus;
+            const double lp = loss(c, fp);
+            x[e] = minus;
+            const double lm = loss(c, fp);
+            x[e] = saved;
+            const double fd = (lp - lm) / (double{plus} - double{minus});
+            // Truncation h^2/6 |L'''| (h = 2^-13, |L'''| = O(10) for N(0, 1) inputs: < 1e-8);
+            // the reference reads out and lse rounded to f32 (relative 2^-24 each, times sums of
+            // |terms| below 50 here); its gradient is rounded to f32.
+            EXPECT_NEAR(grad.g->get(e), fd, 1e-6 + 1e-6 * std::fabs(fd))
+                << grad.name << " at [" << b << ", " << i << ", " << col << "] scale " << scale;
+          }
+    }
+  }
+}
+
+TEST(AttentionKernels, OutputRowsDependOnlyOnEarlierPositions) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  constexpr std::int64_t kKeep = 4;  // rows 0..4 keep their values
+  for (const auto& entry : ops::attention_forward_kernels()) {
+    SCOPED_TRACE(entry.name);
+    Case a = make_case(rng, {2, 40, 3, 5}, uniform_roles(DType::bf16), 2);
+    Case b = a;
+    std::normal_distribution<double> dist(0.0, 1.0);
+    for (std::int64_t bb = 0; bb < 2; ++bb)
+      for (std::int64_t i = kKeep + 1; i < 40; ++i)
+        for (std::int64_t x = 0; x < b.cols; ++x) {
+          b.k.set(b.index(bb, i, x), dist(rng));
+          b.v.set(b.index(bb, i, x), dist(rng));
+        }
+    entry.run(forward_problem(a));
+    entry.run(forward_problem(b));
+    int changed = 0;
+    for (std::int64_t bb = 0; bb < 2; ++bb)
+      for (std::int64_t i = 0; i < 40; ++i)
+        for (std::int64_t x = 0; x < a.cols; ++x) {
+          const std::int64_t e = a.index(bb, i, x);
+          const bool same = std::memcmp(static_cast<const char*>(a.out.data()) + 2 * e,
+                                        static_cast<const char*>(b.out.data()) + 2 * e, 2) == 0;
+          if (i <= kKeep) {
+            EXPECT_TRUE(same) << "out[" << bb << ", " << i << ", " << x << "]";
+          }
+          changed += same ? 0 : 1;
+        }
+    for (std::int64_t bb = 0; bb < 2; ++bb)
+      for (std::int64_t h = 0; h < 3; ++h)
+        for (std::int64_t i = 0; i <= kKeep; ++i)
+          EXPECT_EQ(a.lse.get(a.lse_index(bb, h, i)), b.lse.get(b.lse_index(bb, h, i)));
+    EXPECT_GT(changed, 0) << "the later rows must see the changed keys and values";
+  }
+}
+
+TEST(AttentionKernels, AccumulateAddsToTheGradientsInFp32) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  Roles r = uniform_roles(DType::bf16);
+  r.dq = r.dk = r.dv = DType::f32;
+  Case fresh = make_case(rng, {2, 9, 2, 4}, r, 1);
+  ops::attention_forward_kernels().front().run(forward_problem(fresh));
+  Case acc = fresh;
+  acc.accumulate = true;
+  for (Buffer* x : {&acc.dq, &acc.dk, &acc.dv}) fill_elements(rng, acc, *x);
+  const Case old = acc;
+  ops::attention_backward_kernels().front().run(backward_problem(fresh));
+  ops::attention_backward_kernels().front().run(backward_problem(acc));
+  // The kernel adds its fp32 result to the old value in fp32: exactly old + fresh, rounded.
+  for (auto [name, a, f, o] : {std::tuple{"dq", &acc.dq, &fresh.dq, &old.dq},
+                               std::tuple{"dk", &acc.dk, &fresh.dk, &old.dk},
+                               std::tuple{"dv", &acc.dv, &fresh.dv, &old.dv}})
+    for (std::int64_t i = 0; i < a->size(); ++i) {
+      const float sum = static_cast<float>(o->get(i)) + static_cast<float>(f->get(i));
+      if (std::isnan(sum))
+        EXPECT_TRUE(std::isnan(a->get(i))) << name << "[" << i << "] pad";
+      else
+        EXPECT_EQ(a->get(i), double{sum}) << name << "[" << i << "]";
+    }
+}
+
+}  // namespace
+}  // namespace ampkit
