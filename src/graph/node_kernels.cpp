@@ -8,6 +8,7 @@
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/ops/activation.hpp"
+#include "ampkit/ops/attention.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/elementwise.hpp"
 #include "ampkit/ops/norm.hpp"
@@ -55,6 +56,17 @@ class Operands {
   const Node& n_;
   const std::vector<void*>& data_;
 };
+
+// Column block `part` (0: q, 1: k, 2: v) of a packed [B, T, 3C] buffer: [B, T, C] with the
+// packed row strides.
+TensorView qkv_part(const TensorView& packed, int part) {
+  TensorView v = packed;
+  const std::int64_t c = packed.shape[2] / 3;
+  v.shape[2] = c;
+  v.data = static_cast<unsigned char*>(packed.data) +
+           static_cast<std::int64_t>(part) * c * static_cast<std::int64_t>(dtype_size(packed.dtype));
+  return v;
+}
 
 // The fp16 mode for a GEMM node whose GEMM operands have the given dtypes.
 Fp16Mode resolve_mode(std::initializer_list<DType> operands, NodeRecord& record) {
@@ -130,6 +142,34 @@ void norm_backward(const Operands& o, bool layer) {
   }
 }
 
+void attention(const Operands& o, const Attributes& a) {
+  AttentionForwardArgs args;
+  const TensorView qkv = o.in(0);
+  args.q = qkv_part(qkv, 0);
+  args.k = qkv_part(qkv, 1);
+  args.v = qkv_part(qkv, 2);
+  args.out = o.out(0);
+  args.lse = o.out(1);
+  args.heads = a.heads;
+  attention_forward(args);
+}
+
+void attention_backward_node(const Operands& o, const Attributes& a) {
+  AttentionBackwardArgs args;
+  const TensorView qkv = o.in(0), dqkv = o.out(0);
+  args.q = qkv_part(qkv, 0);
+  args.k = qkv_part(qkv, 1);
+  args.v = qkv_part(qkv, 2);
+  args.out = o.in(1);
+  args.lse = o.in(2);
+  args.dout = o.in(3);
+  args.dq = qkv_part(dqkv, 0);
+  args.dk = qkv_part(dqkv, 1);
+  args.dv = qkv_part(dqkv, 2);
+  args.heads = a.heads;
+  attention_backward(args);
+}
+
 }  // namespace
 
 void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data,
@@ -140,14 +180,13 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
   switch (n.op) {
     case OpKind::Embedding:
     case OpKind::EmbeddingBackward:
-    case OpKind::Attention:
-    case OpKind::AttentionBackward:
       fail_with(ErrorKind::unsupported, "graph executor", op_name(n.op), " is not in this build yet");
     case OpKind::Linear: return linear(o, a, record);
     case OpKind::LayerNorm: return norm_forward(o, a, true);
     case OpKind::RMSNorm: return norm_forward(o, a, false);
     case OpKind::Gelu: return gelu_forward(o.in(0), o.out(0), a.gelu_variant);
     case OpKind::Add: return add(o.in(0), o.in(1), o.out(0));
+    case OpKind::Attention: return attention(o, a);
     case OpKind::SoftmaxCrossEntropy:
       return softmax_cross_entropy_forward(o.in_2d(0), o.in_flat(1), o.out(0), o.out(1));
     case OpKind::Cast: return convert(o.in(0), o.out(0));
@@ -156,6 +195,7 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
     case OpKind::LayerNormBackward: return norm_backward(o, true);
     case OpKind::RMSNormBackward: return norm_backward(o, false);
     case OpKind::GeluBackward: return gelu_backward(o.in(0), o.in(1), o.out(0), a.gelu_variant);
+    case OpKind::AttentionBackward: return attention_backward_node(o, a);
     case OpKind::SoftmaxCrossEntropyBackward: {
       const float dloss = *static_cast<const float*>(o.in_data(3));
       return softmax_cross_entropy_backward(o.in_2d(0), o.in_flat(1), o.in(2), dloss, o.out_2d(0));
