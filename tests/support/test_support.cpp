@@ -34,6 +34,7 @@ double unit_roundoff(DType t) {
     case DType::f32: return 0x1p-24;
     case DType::bf16: return 0x1p-8;
     case DType::f16: return 0x1p-11;
+    case DType::i32: break;
   }
   return 1.0;
 }

@@ -8,19 +8,28 @@
 
 namespace ampkit {
 
-/// out[t, :] = table[ids[t], :] (converted to out's dtype, rounded once).
-///   ids:   [tokens] i32, each in [0, vocab)
+/// out[t, :] = table[ids[t], :] (converted to out's dtype, rounded once; copied bit for bit when
+/// the dtypes match).
+///   ids:   [tokens] i32, contiguous, each in [0, vocab)
 ///   table: [vocab, dim] f32/bf16/f16, last dim contiguous (row stride allowed)
-///   out:   [tokens, dim] f32/bf16/f16, last dim contiguous; must not overlap ids or table
-/// Throws ampkit::Error (nothing written) on a bad shape, dtype, device, overlap or an id out of
-/// range (the message names the position and the value).
+///   out:   [tokens, dim] f32/bf16/f16, last dim contiguous (row stride allowed); must not
+///          overlap ids or table
+/// tokens = 0 or dim = 0 writes nothing. Throws ampkit::Error (nothing written) on a bad shape,
+/// dtype, device (kind unsupported), layout, overlap or an id out of range (the message names the
+/// position and the value: "ids[3] = 9 is out of range [0, 5)").
 void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out);
 
 /// dtable[v, :] (+)= sum over t with ids[t] == v of dout[t, :], in fp32, tokens in order, rounded
-/// once. accumulate = false: rows not hit by any id are set to 0; true: they are kept.
-///   ids:    [tokens] i32, each in [0, vocab)
-///   dout:   [tokens, dim] f32/bf16/f16
-///   dtable: [vocab, dim] f32/bf16/f16; must not overlap ids or dout
+/// once. Per element of a row v hit by some id: s = fp32 sum from 0 of the tokens' values in
+/// token order; dtable = accumulate ? old + s (one more fp32 add) : s, rounded once to dtable's
+/// dtype. Rows not hit by any id: accumulate = false sets them to +0; true leaves them untouched
+/// (not written). Deterministic: no atomics, the bits never depend on the thread count.
+///   ids:    [tokens] i32, contiguous, each in [0, vocab)
+///   dout:   [tokens, dim] f32/bf16/f16, last dim contiguous (row stride allowed)
+///   dtable: [vocab, dim] f32/bf16/f16, last dim contiguous (row stride allowed); must not
+///           overlap ids or dout
+/// Uses per-thread scratch of the calling thread (about vocab + 2 tokens int64), grown only when a call
+/// needs more than an earlier one (ErrorKind::out_of_memory, nothing written, when it cannot).
 /// Throws ampkit::Error (nothing written) like embedding_forward.
 void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                         bool accumulate);

@@ -18,8 +18,13 @@ namespace ampkit {
 ///   param_copy = param rounded once to its dtype (when present)
 /// param, m, v: f32, the same shape (contiguous); grad: that shape, f32/bf16/f16;
 /// param_copy: absent or that shape in bf16/f16/f32. No operand may overlap another.
-/// lr, eps >= 0, weight_decay >= 0, grad_scale finite; beta1, beta2 in [0, 1); step >= 1.
-/// Throws ampkit::Error (nothing written) on bad input.
+/// lr, eps >= 0, weight_decay >= 0 (all finite), grad_scale finite; beta1, beta2 in [0, 1);
+/// step >= 1. fp32 math per element, with the scalars computed in double and rounded once:
+/// step_size = lr / (1 - beta1^step), rsqrt_bc2 = 1 / sqrt(1 - beta2^step), lr_wd = lr *
+/// weight_decay, c1 = 1 - beta1, c2 = 1 - beta2; m = beta1 m + c1 g, v = beta2 v + c2 (g g),
+/// param = param - (step_size (m / (sqrt(v) rsqrt_bc2 + eps)) + lr_wd param). param_copy is the
+/// stored f32 param rounded once. A parameter without elements writes nothing.
+/// Throws ampkit::Error (nothing written) on bad input (kind unsupported for device memory).
 struct AdamWArgs {
   TensorView param /*f32*/, grad, m /*f32*/, v /*f32*/;
   TensorView param_copy;  // optional bf16/f16 compute copy written from the new param
@@ -33,10 +38,12 @@ void adamw_step(const AdamWArgs& args);
 ///   g = grad * grad_scale + weight_decay * param
 ///   buf = momentum * buf + g (the caller zeroes the buffer before the first step)
 ///   param -= lr * (momentum != 0 ? buf : g);  param_copy = param rounded once (when present)
-/// param: f32; grad: f32/bf16/f16; momentum_buffer: f32, may be absent only when momentum == 0;
-/// param_copy: absent or bf16/f16/f32. Same shape, contiguous, no overlaps.
-/// lr >= 0, momentum in [0, 1), weight_decay >= 0, grad_scale finite.
-/// Throws ampkit::Error (nothing written) on bad input.
+/// param: f32; grad: f32/bf16/f16; momentum_buffer: f32, may be absent only when momentum == 0
+/// (given with momentum == 0, it is set to g without being read); param_copy: absent or
+/// bf16/f16/f32, the stored f32 param rounded once. Same shape, contiguous, no overlaps.
+/// lr >= 0, momentum in [0, 1), weight_decay >= 0 (all finite), grad_scale finite. fp32 math
+/// per element, in the order written above.
+/// Throws ampkit::Error (nothing written) on bad input (kind unsupported for device memory).
 struct SgdArgs {
   TensorView param, grad, momentum_buffer /*f32, may be absent when momentum==0*/, param_copy;
   float lr = 0.0f, momentum = 0.0f, weight_decay = 0.0f, grad_scale = 1.0f;
@@ -44,11 +51,15 @@ struct SgdArgs {
 void sgd_step(const SgdArgs& args);
 
 /// Sum of squares of all elements of all grads, in fp64 in a fixed order -> sqrt; NaN/Inf
-/// propagate. Each view: any shape, f32/bf16/f16, contiguous. Throws ampkit::Error on bad input.
+/// propagate. The order: blocks of 4096 elements of each view, each block summed over 8
+/// interleaved fp64 lanes added in lane order, the block sums added in block order, view after
+/// view. An empty list gives 0. Each view: any shape, f32/bf16/f16, contiguous.
+/// Throws ampkit::Error on bad input (the message names the list position: "grads[2] ...").
 double global_grad_norm(std::span<const TensorView> grads);
 
-/// True when every element of every view is finite (fp16 loss scaling: skip the step otherwise).
-/// Each view: f32/bf16/f16, contiguous. Throws ampkit::Error on bad input.
+/// True when every element of every view is finite (fp16 loss scaling: skip the step otherwise);
+/// true for an empty list. Each view: any shape, f32/bf16/f16, contiguous.
+/// Throws ampkit::Error on bad input (the message names the list position: "views[2] ...").
 bool all_finite(std::span<const TensorView> views);
 
 }  // namespace ampkit

@@ -37,6 +37,7 @@ struct IoAvx512 {
       case DType::f32: return load_row_avx512<DType::f32>(src, n, dst);
       case DType::bf16: return load_row_avx512<DType::bf16>(src, n, dst);
       case DType::f16: return load_row_avx512<DType::f16>(src, n, dst);
+      case DType::i32: return;  // never a GEMM operand (gemm_validate)
     }
   }
   static inline void store_row(void* dst, DType t, const float* src, std::int64_t n) {
@@ -44,6 +45,7 @@ struct IoAvx512 {
       case DType::f32: return store_row_avx512<DType::f32>(dst, src, n);
       case DType::bf16: return store_row_avx512<DType::bf16>(dst, src, n);
       case DType::f16: return store_row_avx512<DType::f16>(dst, src, n);
+      case DType::i32: return;  // never a GEMM operand (gemm_validate)
     }
   }
 };

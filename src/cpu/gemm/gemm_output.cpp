@@ -121,10 +121,15 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   visit_dtype(t, [&]<DType T>() { operand_sums<T>(base, length, k, r_stride, k_stride, sums); });
 }
 
-void gemm_write_operand_bias_grad(const GemmProblem& problem) {
-  const std::int64_t length = problem.bias_grad == GemmBiasGrad::rows_of_a ? problem.args.m : problem.args.n;
+void gemm_write_bias_grad_only(const GemmProblem& problem) {
+  if (problem.bias_grad == GemmBiasGrad::none) return;
+  const std::int64_t length = problem.bias_grad == GemmBiasGrad::cols_of_b ? problem.args.n : problem.args.m;
   auto* sums = static_cast<double*>(gemm_workspace(static_cast<std::size_t>(length) * sizeof(double)));
-  gemm_operand_sums(problem, sums);
+  if (problem.bias_grad == GemmBiasGrad::rows_of_d) {
+    for (std::int64_t i = 0; i < length; ++i) sums[i] = 0.0;  // D is empty: sums over no column
+  } else {
+    gemm_operand_sums(problem, sums);
+  }
   gemm_write_bias_grad(problem, sums, length);
 }
 

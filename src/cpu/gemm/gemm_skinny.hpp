@@ -43,7 +43,8 @@ static inline float load_scalar(const unsigned char* base, DType t, std::int64_t
       return f;
     }
     case DType::bf16: std::memcpy(&h, base + i * 2, 2); return bf16_bits_to_float(h);
-    case DType::f16: break;
+    case DType::f16:
+    case DType::i32: break;  // i32: never a GEMM operand (gemm_validate)
   }
   std::memcpy(&h, base + i * 2, 2);
   return half_bits_to_float(h);
@@ -297,6 +298,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
     case DType::f32: run_rows = skinny_rows_for_cols<V, DType::f32>(nc); break;
     case DType::bf16: run_rows = skinny_rows_for_cols<V, DType::bf16>(nc); break;
     case DType::f16: run_rows = skinny_rows_for_cols<V, DType::f16>(nc); break;
+    case DType::i32: return;  // never a GEMM operand (gemm_validate)
   }
   const EpilogueContext ctx{&p, bias, partials, m_padded};
   const bool parallel = threads > 1 && blocks > 1 && m * n * imax(k, 16) >= (1 << 18);

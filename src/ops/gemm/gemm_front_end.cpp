@@ -35,7 +35,12 @@ void gemm(const GemmArgs& args, GemmReport* report) {
   const cpu::GemmProblem problem = cpu::make_gemm_problem(args);
   cpu::GemmCounters counters;
   const cpu::GemmKernel* kernel = nullptr;
-  if (args.alpha == 0.0f && args.k > 0) {
+  if (args.m == 0 || args.n == 0) {
+    // D and aux are empty, and the other dimension may be any size a valid call allows (up to
+    // 2^62): no engine loops over it. Only a bias gradient can have elements.
+    kernel = &ops::select_kernel(cpu::gemm_kernels(), problem);
+    cpu::gemm_write_bias_grad_only(problem);
+  } else if (args.alpha == 0.0f && args.k > 0) {
     // The BLAS rule: op(A) op(B) is not computed, D = epilogue(beta C) (the k = 0 problem);
     // BGRADA / BGRADB are defined on the operand, so they still sum it.
     GemmArgs no_product = args;
@@ -46,7 +51,7 @@ void gemm(const GemmArgs& args, GemmReport* report) {
     const cpu::GemmProblem empty = cpu::make_gemm_problem(no_product);
     kernel = &ops::select_kernel(cpu::gemm_kernels(), empty);
     kernel->run(empty, counters);
-    if (operand_grad) cpu::gemm_write_operand_bias_grad(problem);
+    if (operand_grad) cpu::gemm_write_bias_grad_only(problem);
   } else {
     kernel = &ops::select_kernel(cpu::gemm_kernels(), problem);
     kernel->run(problem, counters);

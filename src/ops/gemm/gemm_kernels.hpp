@@ -55,9 +55,10 @@ using GemmKernel = ops::KernelEntry<GemmProblem, GemmRunFn>;
 /// All GEMM kernels, best first, the reference last.
 std::span<const GemmKernel> gemm_kernels();
 
-/// Writes the BGRADA / BGRADB bias gradient alone (the operand summed as given), for calls that
-/// compute no product (alpha == 0). Defined with the engines' output code (gemm_output.cpp).
-void gemm_write_operand_bias_grad(const GemmProblem& problem);
+/// Writes the bias gradient alone, for calls whose product is skipped (alpha == 0) or empty
+/// (m == 0 or n == 0): BGRADA / BGRADB sum their operand as given; the row sums of an empty D
+/// are 0. Defined with the engines' output code (gemm_output.cpp).
+void gemm_write_bias_grad_only(const GemmProblem& problem);
 
 /// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
 const char* gemm_skinny_declines(const GemmProblem& problem);

@@ -1,0 +1,125 @@
+// Front end of embedding_forward and embedding_backward (ops layer): validates every argument
+// (include/ampkit/ops/embedding.hpp) including every id against the vocabulary, builds the
+// direction's problem and runs the first entry of its kernel list that takes it. Nothing is
+// written on a rejected call.
+#include "ampkit/ops/embedding.hpp"
+
+#include <cstdint>
+
+#include "ampkit/core/error.hpp"
+#include "core/checked_math.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
+#include "ops/elementwise/operand_checks.hpp"
+
+namespace ampkit {
+namespace {
+
+void check_dims(const char* fn, const char* name, const TensorView& v) {
+  for (int i = 0; i < v.rank; ++i)
+    if (v.shape[i] < 0)
+      fail(fn, name, " dimension ", i, " must be >= 0, but got ", v.shape_string());
+}
+
+// A [rows, n] operand whose byte extent (row strides included) fits in int64.
+void check_extent(const char* fn, const char* name, const ops::RowsOperand& r) {
+  if (r.empty()) return;
+  const auto last = checked_mul(r.rows - 1, r.row_stride);
+  const auto elements = last ? checked_add(*last, r.n) : std::nullopt;
+  const auto bytes =
+      elements ? checked_mul(*elements, static_cast<std::int64_t>(dtype_size(r.dtype)))
+               : std::nullopt;
+  if (!bytes)
+    fail(fn, name, " spans more bytes than int64 can count (", r.rows, " rows ", r.row_stride,
+         " elements apart)");
+}
+
+// ids: [tokens] i32, contiguous.
+ops::RowsOperand check_ids(const char* fn, const TensorView& ids) {
+  ops::check_dtype(fn, "ids", ids, DType::i32);
+  ops::check_rank(fn, "ids", ids, 1);
+  check_dims(fn, "ids", ids);
+  return ops::as_flat(fn, "ids", ids);
+}
+
+// A [rows, dim] float operand, last dim contiguous, any row stride >= dim.
+ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView& view) {
+  ops::check_float_operand(fn, name, view);
+  ops::check_rank(fn, name, view, 2);
+  check_dims(fn, name, view);
+  const ops::RowsOperand r = ops::as_rows(fn, name, view);
+  check_extent(fn, name, r);
+  return r;
+}
+
+void check_shape_2d(const char* fn, const char* name, const TensorView& view, std::int64_t rows,
+                    std::int64_t cols, const char* what) {
+  if (view.shape[0] != rows || view.shape[1] != cols)
+    fail(fn, name, " must have shape ", what, " = [", rows, ", ", cols, "], but got ",
+         view.shape_string());
+}
+
+// Every id in [0, vocab); reads the ids only.
+void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t tokens,
+                        std::int64_t vocab) {
+  for (std::int64_t t = 0; t < tokens; ++t)
+    if (ids[t] < 0 || ids[t] >= vocab)
+      fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
+}
+
+}  // namespace
+
+void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+  const char* fn = "embedding_forward";
+  const ops::RowsOperand rids = check_ids(fn, ids);
+  const ops::RowsOperand rtable = check_matrix(fn, "table", table);
+  const ops::RowsOperand rout = check_matrix(fn, "out", out);
+  const std::int64_t tokens = ids.shape[0], vocab = table.shape[0], dim = table.shape[1];
+  check_shape_2d(fn, "out", out, tokens, dim, "[tokens, dim] (ids' length, table's dim)");
+  ops::check_disjoint(fn, "out", rout, "ids", rids);
+  ops::check_disjoint(fn, "out", rout, "table", rtable);
+  const auto* id = static_cast<const std::int32_t*>(rids.data);
+  check_ids_in_range(fn, id, tokens, vocab);
+  if (tokens == 0 || dim == 0) return;
+  cpu::EmbeddingForwardProblem p;
+  p.tokens = tokens;
+  p.vocab = vocab;
+  p.dim = dim;
+  p.ids = id;
+  p.table = rtable.data;
+  p.table_dtype = rtable.dtype;
+  p.table_row_stride = rtable.row_stride;
+  p.out = rout.data;
+  p.out_dtype = rout.dtype;
+  p.out_row_stride = rout.row_stride;
+  ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
+}
+
+void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                        bool accumulate) {
+  const char* fn = "embedding_backward";
+  const ops::RowsOperand rids = check_ids(fn, ids);
+  const ops::RowsOperand rdout = check_matrix(fn, "dout", dout);
+  const ops::RowsOperand rdtable = check_matrix(fn, "dtable", dtable);
+  const std::int64_t tokens = ids.shape[0], vocab = dtable.shape[0], dim = dtable.shape[1];
+  check_shape_2d(fn, "dout", dout, tokens, dim, "[tokens, dim] (ids' length, dtable's dim)");
+  ops::check_disjoint(fn, "dtable", rdtable, "ids", rids);
+  ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout);
+  const auto* id = static_cast<const std::int32_t*>(rids.data);
+  check_ids_in_range(fn, id, tokens, vocab);
+  if (vocab == 0 || dim == 0) return;  // tokens == 0 too (no id is in range)
+  cpu::EmbeddingBackwardProblem p;
+  p.tokens = tokens;
+  p.vocab = vocab;
+  p.dim = dim;
+  p.ids = id;
+  p.dout = rdout.data;
+  p.dout_dtype = rdout.dtype;
+  p.dout_row_stride = rdout.row_stride;
+  p.dtable = rdtable.data;
+  p.dtable_dtype = rdtable.dtype;
+  p.dtable_row_stride = rdtable.row_stride;
+  p.accumulate = accumulate;
+  ops::select_kernel(cpu::embedding_backward_kernels(), p).run(p);
+}
+
+}  // namespace ampkit

@@ -1,0 +1,104 @@
+// The optimizer kernel lists (kernels layer, internal): the validated problems the optimizer
+// front end (src/ops/optimizer/) hands to a kernel, the kernels, and one list per function (AdamW,
+// SGD, global gradient norm, finiteness check), best first, reference last. Read by the front end
+// and tests/ops/optimizer/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
+#include "ops/kernel_registry.hpp"
+
+namespace ampkit::cpu {
+
+/// Elements per block of the global gradient norm: each block's sum of squares is an fp64 sum
+/// over kGradNormLanes interleaved lanes (lane k takes the elements k, k + lanes, ... of the
+/// block in order; the lanes are then added in lane order), and the block sums are added to the
+/// total in block order, view after view. Fixed, so the norm never depends on the thread count.
+inline constexpr std::int64_t kGradNormBlock = 4096;
+inline constexpr int kGradNormLanes = 8;
+
+/// One AdamW step over n >= 1 elements (include/ampkit/ops/optimizer.hpp): param, m, v f32;
+/// grad f32/bf16/f16; param_copy null or bf16/f16/f32. No operand overlaps another. The
+/// hyper-parameters were validated (lr, eps, weight_decay >= 0; beta1, beta2 in [0, 1);
+/// grad_scale finite; step >= 1).
+struct AdamWProblem {
+  std::int64_t n = 0;
+  float* param = nullptr;
+  const void* grad = nullptr;
+  DType grad_dtype = DType::f32;
+  float* m = nullptr;
+  float* v = nullptr;
+  void* param_copy = nullptr;  // null when absent
+  DType param_copy_dtype = DType::bf16;
+  float lr = 0.0f, beta1 = 0.0f, beta2 = 0.0f, eps = 0.0f, weight_decay = 0.0f;
+  float grad_scale = 1.0f;
+  std::int64_t step = 1;
+};
+
+/// One SGD step over n >= 1 elements: param f32; grad f32/bf16/f16; momentum_buffer f32 (null
+/// only when momentum == 0); param_copy null or bf16/f16/f32. No operand overlaps another.
+struct SgdProblem {
+  std::int64_t n = 0;
+  float* param = nullptr;
+  const void* grad = nullptr;
+  DType grad_dtype = DType::f32;
+  float* momentum_buffer = nullptr;
+  void* param_copy = nullptr;
+  DType param_copy_dtype = DType::bf16;
+  float lr = 0.0f, momentum = 0.0f, weight_decay = 0.0f, grad_scale = 1.0f;
+};
+
+/// Validated views (present, cpu, f32/bf16/f16, contiguous, non-null data when not empty) of
+/// global_grad_norm and all_finite.
+struct ViewsProblem {
+  std::span<const TensorView> views;
+};
+
+using AdamWFn = void (*)(const AdamWProblem&);
+using SgdFn = void (*)(const SgdProblem&);
+using GradNormFn = double (*)(const ViewsProblem&);
+using AllFiniteFn = bool (*)(const ViewsProblem&);
+using AdamWEntry = ops::KernelEntry<AdamWProblem, AdamWFn>;
+using SgdEntry = ops::KernelEntry<SgdProblem, SgdFn>;
+using GradNormEntry = ops::KernelEntry<ViewsProblem, GradNormFn>;
+using AllFiniteEntry = ops::KernelEntry<ViewsProblem, AllFiniteFn>;
+
+/// The fp32 AdamW step, OpenMP over blocks of elements. The scalars are computed in double and
+/// rounded once to float: c1 = 1 - beta1, c2 = 1 - beta2, step_size = lr / (1 - beta1^step),
+/// rsqrt_bc2 = 1 / sqrt(1 - beta2^step), lr_wd = lr * weight_decay. Then per element, in fp32:
+///   g = grad * grad_scale;  m = beta1 m + c1 g;  v = beta2 v + c2 (g g)
+///   param = param - (step_size (m / (sqrt(v) rsqrt_bc2 + eps)) + lr_wd param)
+///   param_copy = param rounded once.
+void adamw_cpu(const AdamWProblem& p);
+/// The fp32 SGD step, OpenMP over blocks of elements. Per element, in fp32:
+///   g = grad * grad_scale + weight_decay * param
+///   momentum != 0: buf = momentum buf + g; param = param - lr buf
+///   momentum == 0: buf = g (when given; the old buffer is not read); param = param - lr g
+///   param_copy = param rounded once.
+void sgd_cpu(const SgdProblem& p);
+/// fp64 sums of squares over kGradNormBlock-element blocks (see above), OpenMP over the blocks
+/// of one view (a fixed number of blocks per parallel region, partials on the stack); sqrt of the
+/// total.
+double global_grad_norm_cpu(const ViewsProblem& p);
+/// Exponent bits tested per element (no float conversion), OpenMP over blocks.
+bool all_finite_cpu(const ViewsProblem& p);
+
+/// Double math, each output (param, m, v, buf) rounded once to f32; param_copy is the stored
+/// f32 param rounded once to its dtype.
+void adamw_reference(const AdamWProblem& p);
+void sgd_reference(const SgdProblem& p);
+/// The squares summed in double one element after the other, view after view; sqrt.
+double global_grad_norm_reference(const ViewsProblem& p);
+/// std::isfinite of every element widened to float.
+bool all_finite_reference(const ViewsProblem& p);
+
+/// Best first, reference last.
+std::span<const AdamWEntry> adamw_kernels();
+std::span<const SgdEntry> sgd_kernels();
+std::span<const GradNormEntry> global_grad_norm_kernels();
+std::span<const AllFiniteEntry> all_finite_kernels();
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,809 @@
+// Tests of the optimizer ops (kernels and ops layers): every entry of the AdamW and SGD lists
+// against the reference for every grad and param_copy dtype, odd sizes around the 4096 block and
+// several hyper-parameter sets (tolerances from the fp32 operation chain); the reference and the
+// public calls against a hand-written double implementation over several steps (bias correction,
+// weight decay, grad_scale, momentum); param_copy always the stored param rounded once; the
+// global gradient norm against the reference and against the documented block order bit for bit;
+// all_finite on NaN/Inf in every dtype and position; 1, 2 and 3 threads bitwise; bad arguments
+// rejected with every operand left as it was.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/threading.hpp"
+#include "ampkit/ops/optimizer.hpp"
+#include "core/element.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
+#include "ops/elementwise/op_test_support.hpp"
+
+namespace ampkit {
+namespace {
+
+using namespace ops_testing;
+
+constexpr std::int64_t kSizes[] = {1, 7, 4095, 4096, 4097, 40000};
+
+float* f32(Buffer& b) { return static_cast<float*>(b.data()); }
+
+// param_copy options: absent or one of the float dtypes.
+const std::optional<DType> kCopies[] = {std::nullopt, DType::f32, DType::bf16, DType::f16};
+
+std::string copy_name(std::optional<DType> c) {
+  return c ? std::string(dtype_name(*c)) : std::string("no copy");
+}
+
+// param_copy must be the stored f32 param rounded once to its dtype, bit for bit.
+::testing::AssertionResult copy_is_rounded_param(const Buffer& param, const Buffer& copy) {
+  Buffer want(copy.dtype, param.size());
+  for (std::int64_t i = 0; i < param.size(); ++i)
+    cpu::store_element(want.data(), copy.dtype, i, static_cast<const float*>(param.data())[i]);
+  return same_bytes("param_copy", copy, want);
+}
+
+// ---------------------------------------------------------------------------------------------
+// AdamW
+
+struct AdamWHyper {
+  float lr, beta1, beta2, eps, weight_decay, grad_scale;
+  std::int64_t step;
+};
+constexpr AdamWHyper kAdamWHypers[] = {
+    {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.5f, 1},
+    {0.1f, 0.5f, 0.75f, 1e-3f, 0.0f, 1.0f, 7},
+    {0.01f, 0.0f, 0.0f, 0.1f, 0.1f, -2.0f, 1000},
+};
+
+struct AdamWState {
+  Buffer param, grad, m, v, copy;
+  cpu::AdamWProblem problem;
+  void point() {  // the problem's pointers at this object's buffers
+    problem.param = f32(param);
+    problem.grad = grad.data();
+    problem.m = f32(m);
+    problem.v = f32(v);
+    problem.param_copy = copy.size() > 0 ? copy.data() : nullptr;
+  }
+};
+
+AdamWState make_adamw(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc,
+                      const AdamWHyper& h) {
+  AdamWState s;
+  s.param = random_buffer(rng, DType::f32, n);
+  s.grad = random_buffer(rng, tg, n);
+  s.m = random_buffer(rng, DType::f32, n, 0.0, 0.1);
+  s.v = random_buffer(rng, DType::f32, n, 0.0, 0.1);
+  for (std::int64_t i = 0; i < n; ++i) s.v.set(i, s.v.get(i) * s.v.get(i));
+  if (tc) {
+    s.copy = Buffer(*tc, n);
+    s.copy.poison();
+  }
+  auto& p = s.problem;
+  p.n = n;
+  p.grad_dtype = tg;
+  p.param_copy_dtype = tc.value_or(DType::bf16);
+  p.lr = h.lr;
+  p.beta1 = h.beta1;
+  p.beta2 = h.beta2;
+  p.eps = h.eps;
+  p.weight_decay = h.weight_decay;
+  p.grad_scale = h.grad_scale;
+  p.step = h.step;
+  s.point();
+  return s;
+}
+
+TEST(AdamW, EveryEntryMatchesTheReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const auto kernels = cpu::adamw_kernels();
+  const double u = kU32;
+  for (const auto& k : kernels)
+    for (DType tg : kFloatDTypes)
+      for (std::optional<DType> tc : kCopies)
+        for (std::int64_t n : kSizes)
+          for (const AdamWHyper& h : kAdamWHypers) {
+            if (n > 4097 && &h != &kAdamWHypers[0]) continue;  // the parallel path: one set
+            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", "
+                                              << copy_name(tc) << ", n " << n << ", step "
+                                              << h.step);
+            AdamWState got = make_adamw(rng, n, tg, tc, h);
+            AdamWState want = got;
+            want.point();
+            const AdamWState before = got;
+            k.run(got.problem);
+            kernels.back().run(want.problem);
+            // The exact step from the inputs, and what the fp32 chain may lose on the way.
+            const double b1 = h.beta1, b2 = h.beta2, lr = h.lr, wd = h.weight_decay;
+            const double bc1 = 1.0 - std::pow(b1, static_cast<double>(h.step));
+            const double bc2 = 1.0 - std::pow(b2, static_cast<double>(h.step));
+            std::vector<double> tol_m(n), tol_v(n), tol_p(n);
+            for (std::int64_t i = 0; i < n; ++i) {
+              const double g = before.grad.get(i) * double{h.grad_scale};
+              const double m_terms = b1 * std::fabs(before.m.get(i)) + (1.0 - b1) * std::fabs(g);
+              const double v_terms = b2 * before.v.get(i) + (1.0 - b2) * g * g;
+              const double m = b1 * before.m.get(i) + (1.0 - b1) * g;
+              const double denom = std::sqrt(v_terms / bc2) + double{h.eps};
+              const double adam = lr * (m / bc1) / denom;
+              const double decay = lr * wd * std::fabs(before.param.get(i));
+              tol_m[i] = 5.0 * u * m_terms;
+              tol_v[i] = 6.0 * u * v_terms;
+              // m's absolute error over denom, denom's relative error (v's, halved by sqrt, and
+              // four more roundings), the products and the two subtractions.
+              const double rel_denom = (v_terms > 0.0 ? 3.0 * u : 0.0) + 4.0 * u;
+              tol_p[i] = lr / bc1 * tol_m[i] / denom + std::fabs(adam) * (rel_denom + 4.0 * u) +
+                         4.0 * u * decay + 2.0 * u * std::fabs(want.param.get(i)) +
+                         2.0 * u * (std::fabs(adam) + decay);
+            }
+            EXPECT_TRUE(near("m", got.m, want.m, [&](std::int64_t i) { return tol_m[i]; }));
+            EXPECT_TRUE(near("v", got.v, want.v, [&](std::int64_t i) { return tol_v[i]; }));
+            EXPECT_TRUE(near("param", got.param, want.param, [&](std::int64_t i) { return tol_p[i]; }));
+            if (tc) {
+              EXPECT_TRUE(copy_is_rounded_param(got.param, got.copy));
+              EXPECT_TRUE(copy_is_rounded_param(want.param, want.copy));
+            }
+            EXPECT_TRUE(same_bytes("grad", got.grad, before.grad));
+          }
+}
+
+// The hand-written AdamW: double state, never rounded.
+struct DoubleAdamW {
+  std::vector<double> param, m, v;
+  // Per element, the largest magnitudes seen: for the tolerance of the fp32 run.
+  std::vector<double> m_terms, v_terms, ratio, param_max;
+  explicit DoubleAdamW(const Buffer& p) {
+    const auto n = static_cast<std::size_t>(p.size());
+    param.resize(n);
+    for (std::size_t i = 0; i < n; ++i) param[i] = p.get(static_cast<std::int64_t>(i));
+    m.assign(n, 0.0);
+    v.assign(n, 0.0);
+    m_terms.assign(n, 0.0);
+    v_terms.assign(n, 0.0);
+    ratio.assign(n, 0.0);
+    param_max = param;
+    for (double& x : param_max) x = std::fabs(x);
+  }
+  void step(const Buffer& grad, const AdamWHyper& h, std::int64_t step) {
+    const double b1 = h.beta1, b2 = h.beta2, lr = h.lr, eps = h.eps, wd = h.weight_decay;
+    for (std::size_t i = 0; i < param.size(); ++i) {
+      const double g = grad.get(static_cast<std::int64_t>(i)) * double{h.grad_scale};
+      const double m_new = b1 * m[i] + (1.0 - b1) * g;
+      const double v_new = b2 * v[i] + (1.0 - b2) * g * g;
+      const double m_hat = m_new / (1.0 - std::pow(b1, static_cast<double>(step)));
+      const double v_hat = v_new / (1.0 - std::pow(b2, static_cast<double>(step)));
+      const double denom = std::sqrt(v_hat) + eps;
+      const double bc1 = 1.0 - std::pow(b1, static_cast<double>(step));
+      m_terms[i] = std::max(m_terms[i], b1 * std::fabs(m[i]) + (1.0 - b1) * std::fabs(g));
+      v_terms[i] = std::max(v_terms[i], b2 * v[i] + (1.0 - b2) * g * g);
+      ratio[i] = std::max(ratio[i], (std::fabs(m_hat) + m_terms[i] / bc1) / denom);
+      // Decoupled decay from the parameter before the step.
+      param[i] = param[i] - lr * m_hat / denom - lr * wd * param[i];
+      m[i] = m_new;
+      v[i] = v_new;
+      param_max[i] = std::max(param_max[i], std::fabs(param[i]));
+    }
+  }
+};
+
+TEST(AdamW, ReferenceFollowsTheHandWrittenFormulaStepByStep) {
+  // Each step of the reference from its own (f32) state against the hand-written double step
+  // from the same state: both in double, rounded once, so at most one f32 ulp apart.
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const AdamWHyper h{0.05f, 0.9f, 0.99f, 1e-6f, 0.2f, 0.125f, 1};
+  AdamWState s = make_adamw(rng, 300, DType::bf16, DType::bf16, h);
+  for (std::int64_t i = 0; i < 300; ++i) s.m.set(i, 0.0), s.v.set(i, 0.0);
+  for (std::int64_t step = 1; step <= 8; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    s.grad = random_buffer(rng, DType::bf16, 300, 0.0, 4.0);
+    s.point();
+    s.problem.step = step;
+    DoubleAdamW d(s.param);
+    for (std::int64_t i = 0; i < 300; ++i) {
+      d.m[static_cast<std::size_t>(i)] = s.m.get(i);
+      d.v[static_cast<std::size_t>(i)] = s.v.get(i);
+    }
+    d.step(s.grad, h, step);
+    cpu::adamw_reference(s.problem);
+    for (std::int64_t i = 0; i < 300; ++i) {
+      const auto j = static_cast<std::size_t>(i);
+      EXPECT_NEAR(s.param.get(i), d.param[j], 0x1p-23 * std::fabs(d.param[j])) << "param " << i;
+      EXPECT_NEAR(s.m.get(i), d.m[j], 0x1p-23 * std::fabs(d.m[j])) << "m " << i;
+      EXPECT_NEAR(s.v.get(i), d.v[j], 0x1p-23 * std::fabs(d.v[j])) << "v " << i;
+    }
+    EXPECT_TRUE(copy_is_rounded_param(s.param, s.copy));
+  }
+}
+
+TEST(AdamW, PublicStepsFollowTheHandWrittenDoubleRun) {
+  // Ten steps through adamw_step (the selected kernel, fp32 state) against the hand-written double
+  // run (double state): the fp32 errors of each step, carried along, stay within the bound.
+  // Bias correction (10x at step 1), weight decay and grad_scale each move the parameters far more.
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t n = 5000, steps = 10;
+  for (DType tg : kFloatDTypes) {
+    SCOPED_TRACE(::testing::Message() << "grad " << dtype_name(tg));
+    const AdamWHyper h{0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.25f, 0};
+    Buffer param = random_buffer(rng, DType::f32, n), m(DType::f32, n), v(DType::f32, n);
+    Buffer copy(DType::bf16, n);
+    DoubleAdamW d(param);
+    for (std::int64_t step = 1; step <= steps; ++step) {
+      Buffer grad = random_buffer(rng, tg, n, 0.1, 2.0);
+      AdamWArgs a;
+      a.param = view_of(param, {n / 50, 50});
+      a.grad = view_of(grad, {n / 50, 50});
+      a.m = view_of(m, {n / 50, 50});
+      a.v = view_of(v, {n / 50, 50});
+      a.param_copy = view_of(copy, {n / 50, 50});
+      a.lr = h.lr;
+      a.beta1 = h.beta1;
+      a.beta2 = h.beta2;
+      a.eps = h.eps;
+      a.weight_decay = h.weight_decay;
+      a.grad_scale = h.grad_scale;
+      a.step = step;
+      adamw_step(a);
+      d.step(grad, h, step);
+    }
+    const double u = kU32, k = static_cast<double>(steps);
+    int bad = 0;
+    for (std::int64_t i = 0; i < n && bad < 5; ++i) {
+      const auto j = static_cast<std::size_t>(i);
+      // m's error decays by beta1 per step, so it carries up to 1 / (1 - beta1) = 10 steps' worth.
+      const double tol_m = 10.0 * 5.0 * u * d.m_terms[j];
+      const double tol_v = k * 6.0 * u * d.v_terms[j];
+      const double tol_p = k * (4.0 * u * d.param_max[j] +
+                                double{h.lr} * 64.0 * u * (d.ratio[j] + 10.0 * d.ratio[j]));
+      if (std::fabs(m.get(i) - d.m[j]) > tol_m || std::fabs(v.get(i) - d.v[j]) > tol_v ||
+          std::fabs(param.get(i) - d.param[j]) > tol_p) {
+        ++bad;
+        ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << d.param[j]
+                      << " (tol " << tol_p << "), m " << m.get(i) << " vs " << d.m[j] << " (tol "
+                      << tol_m << "), v " << v.get(i) << " vs " << d.v[j] << " (tol " << tol_v << ")";
+      }
+    }
+    EXPECT_TRUE(copy_is_rounded_param(param, copy));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SGD
+
+struct SgdHyper {
+  float lr, momentum, weight_decay, grad_scale;
+  bool buffer;  // momentum_buffer given
+};
+constexpr SgdHyper kSgdHypers[] = {
+    {0.1f, 0.0f, 0.0f, 1.0f, false},
+    {0.1f, 0.0f, 0.01f, 0.5f, true},  // buffer given with momentum 0: set to g
+    {0.01f, 0.9f, 1e-4f, 2.0f, true},
+    {1.5f, 0.5f, 0.25f, -0.125f, true},
+};
+
+struct SgdState {
+  Buffer param, grad, buf, copy;
+  cpu::SgdProblem problem;
+  void point() {
+    problem.param = f32(param);
+    problem.grad = grad.data();
+    problem.momentum_buffer = buf.size() > 0 ? f32(buf) : nullptr;
+    problem.param_copy = copy.size() > 0 ? copy.data() : nullptr;
+  }
+};
+
+SgdState make_sgd(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc,
+                  const SgdHyper& h) {
+  SgdState s;
+  s.param = random_buffer(rng, DType::f32, n);
+  s.grad = random_buffer(rng, tg, n);
+  if (h.buffer) {
+    s.buf = random_buffer(rng, DType::f32, n, 0.0, 0.5);
+    if (h.momentum == 0.0f) s.buf.poison();  // not read
+  }
+  if (tc) {
+    s.copy = Buffer(*tc, n);
+    s.copy.poison();
+  }
+  auto& p = s.problem;
+  p.n = n;
+  p.grad_dtype = tg;
+  p.param_copy_dtype = tc.value_or(DType::bf16);
+  p.lr = h.lr;
+  p.momentum = h.momentum;
+  p.weight_decay = h.weight_decay;
+  p.grad_scale = h.grad_scale;
+  s.point();
+  return s;
+}
+
+TEST(Sgd, EveryEntryMatchesTheReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const auto kernels = cpu::sgd_kernels();
+  const double u = kU32;
+  for (const auto& k : kernels)
+    for (DType tg : kFloatDTypes)
+      for (std::optional<DType> tc : kCopies)
+        for (std::int64_t n : kSizes)
+          for (const SgdHyper& h : kSgdHypers) {
+            if (n > 4097 && &h != &kSgdHypers[2]) continue;  // the parallel path: one set
+            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", "
+                                              << copy_name(tc) << ", n " << n << ", momentum "
+                                              << h.momentum << ", buffer " << h.buffer);
+            SgdState got = make_sgd(rng, n, tg, tc, h);
+            SgdState want = got;
+            want.point();
+            const SgdState before = got;
+            k.run(got.problem);
+            kernels.back().run(want.problem);
+            std::vector<double> tol_d(n), tol_p(n);
+            for (std::int64_t i = 0; i < n; ++i) {
+              const double p = before.param.get(i);
+              const double g_terms = std::fabs(before.grad.get(i) * double{h.grad_scale}) +
+                                     std::fabs(double{h.weight_decay} * p);
+              const double g = before.grad.get(i) * double{h.grad_scale} + double{h.weight_decay} * p;
+              const double b = h.momentum != 0.0f ? before.buf.get(i) : 0.0;
+              const double d = double{h.momentum} * b + g;
+              tol_d[i] = 4.0 * u * (std::fabs(double{h.momentum} * b) + g_terms) + u * std::fabs(d);
+              tol_p[i] = double{h.lr} * (tol_d[i] + 2.0 * u * std::fabs(d)) +
+                         2.0 * u * std::fabs(want.param.get(i));
+            }
+            EXPECT_TRUE(near("param", got.param, want.param, [&](std::int64_t i) { return tol_p[i]; }));
+            if (h.buffer) {
+              EXPECT_TRUE(near("momentum_buffer", got.buf, want.buf, [&](std::int64_t i) { return tol_d[i]; }));
+            }
+            if (tc) {
+              EXPECT_TRUE(copy_is_rounded_param(got.param, got.copy));
+              EXPECT_TRUE(copy_is_rounded_param(want.param, want.copy));
+            }
+          }
+}
+
+TEST(Sgd, PublicStepsFollowTheHandWrittenDoubleRun) {
+  // PyTorch's SGD (dampening 0, not Nesterov) written out in double, against sgd_step over ten
+  // steps, with and without momentum.
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t n = 3000, steps = 10;
+  for (float momentum : {0.0f, 0.9f})
+    for (DType tg : kFloatDTypes) {
+      SCOPED_TRACE(::testing::Message() << "momentum " << momentum << ", grad " << dtype_name(tg));
+      const float lr = 0.05f, wd = 0.01f, scale = 0.5f;
+      Buffer param = random_buffer(rng, DType::f32, n), buf(DType::f32, n), copy(DType::f16, n);
+      std::vector<double> p(n), b(n, 0.0), terms(n, 0.0), p_max(n);
+      for (std::int64_t i = 0; i < n; ++i) p[i] = param.get(i), p_max[i] = std::fabs(p[i]);
+      for (std::int64_t step = 1; step <= steps; ++step) {
+        Buffer grad = random_buffer(rng, tg, n, 0.0, 3.0);
+        SgdArgs a;
+        a.param = view_of(param, {n});
+        a.grad = view_of(grad, {n});
+        if (momentum != 0.0f) a.momentum_buffer = view_of(buf, {n});
+        a.param_copy = view_of(copy, {n});
+        a.lr = lr;
+        a.momentum = momentum;
+        a.weight_decay = wd;
+        a.grad_scale = scale;
+        sgd_step(a);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double g = grad.get(i) * double{scale} + double{wd} * p[i];
+          terms[i] = std::max(terms[i], std::fabs(grad.get(i) * double{scale}) + std::fabs(double{wd} * p[i]) +
+                                            std::fabs(double{momentum} * b[i]));
+          b[i] = double{momentum} * b[i] + g;
+          p[i] -= double{lr} * (momentum != 0.0f ? b[i] : g);
+          p_max[i] = std::max(p_max[i], std::fabs(p[i]));
+        }
+      }
+      const double u = kU32, k = static_cast<double>(steps);
+      int bad = 0;
+      for (std::int64_t i = 0; i < n && bad < 5; ++i) {
+        const double tol_b = 10.0 * 4.0 * u * terms[i];  // carried with factor 0.9 per step
+        const double tol_p = k * (2.0 * u * p_max[i] + double{lr} * (tol_b + 4.0 * u * terms[i]));
+        const bool buf_bad = momentum != 0.0f && std::fabs(buf.get(i) - b[i]) > tol_b;
+        if (std::fabs(param.get(i) - p[i]) > tol_p || buf_bad) {
+          ++bad;
+          ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << p[i]
+                        << " (tol " << tol_p << "), buffer " << buf.get(i) << " vs " << b[i];
+        }
+      }
+      EXPECT_TRUE(copy_is_rounded_param(param, copy));
+    }
+}
+
+TEST(Optimizer, StepsGiveIdenticalBitsOnOneTwoAndThreeThreads) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::int64_t n = 100003;
+  const AdamWHyper h{1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.5f, 3};
+  const AdamWState adam = make_adamw(rng, n, DType::bf16, DType::bf16, h);
+  const SgdState sgd = make_sgd(rng, n, DType::f16, DType::f16, kSgdHypers[2]);
+  AdamWState adams[3] = {adam, adam, adam};
+  SgdState sgds[3] = {sgd, sgd, sgd};
+  for (int t = 0; t < 3; ++t) {
+    testing::ThreadsScope scope(t + 1);
+    adams[t].point();
+    sgds[t].point();
+    ops::select_kernel(cpu::adamw_kernels(), adams[t].problem).run(adams[t].problem);
+    ops::select_kernel(cpu::sgd_kernels(), sgds[t].problem).run(sgds[t].problem);
+  }
+  for (int t = 1; t < 3; ++t) {
+    SCOPED_TRACE(::testing::Message() << "1 thread vs " << t + 1);
+    EXPECT_TRUE(same_bytes("adamw param", adams[0].param, adams[t].param));
+    EXPECT_TRUE(same_bytes("adamw m", adams[0].m, adams[t].m));
+    EXPECT_TRUE(same_bytes("adamw v", adams[0].v, adams[t].v));
+    EXPECT_TRUE(same_bytes("adamw copy", adams[0].copy, adams[t].copy));
+    EXPECT_TRUE(same_bytes("sgd param", sgds[0].param, sgds[t].param));
+    EXPECT_TRUE(same_bytes("sgd buffer", sgds[0].buf, sgds[t].buf));
+    EXPECT_TRUE(same_bytes("sgd copy", sgds[0].copy, sgds[t].copy));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global gradient norm and all_finite
+
+// The documented order, written out: blocks of 4096, 8 lanes per block added in lane order, the
+// block sums added in order, view after view.
+double documented_norm(const std::vector<Buffer>& grads) {
+  double total = 0.0;
+  for (const Buffer& b : grads)
+    for (std::int64_t i0 = 0; i0 < b.size(); i0 += cpu::kGradNormBlock) {
+      const std::int64_t i1 = std::min(b.size(), i0 + cpu::kGradNormBlock);
+      double lanes[cpu::kGradNormLanes] = {};
+      for (std::int64_t i = i0; i < i1; ++i) lanes[(i - i0) % cpu::kGradNormLanes] += b.get(i) * b.get(i);
+      double block = 0.0;
+      for (double lane : lanes) block += lane;
+      total += block;
+    }
+  return std::sqrt(total);
+}
+
+std::vector<TensorView> views_of(std::vector<Buffer>& buffers) {
+  std::vector<TensorView> views;
+  for (Buffer& b : buffers) views.push_back(view_of(b, {b.size()}));
+  return views;
+}
+
+TEST(GlobalGradNorm, MatchesTheReferenceAndTheDocumentedOrder) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<std::vector<std::pair<DType, std::int64_t>>> lists = {
+      {},
+      {{DType::f32, 0}},
+      {{DType::f32, 1}},
+      {{DType::bf16, 4095}, {DType::f16, 4096}, {DType::f32, 4097}},
+      {{DType::f32, 1100000}, {DType::f16, 7}, {DType::bf16, 0}, {DType::bf16, 30000}},
+  };
+  const auto kernels = cpu::global_grad_norm_kernels();
+  for (const auto& list : lists) {
+    std::vector<Buffer> buffers;
+    std::int64_t total = 0;
+    for (auto [t, n] : list) {
+      buffers.push_back(random_buffer(rng, t, n, 0.0, 1e-3));
+      total += n;
+    }
+    SCOPED_TRACE(::testing::Message() << list.size() << " views, " << total << " elements");
+    const std::vector<TensorView> views = views_of(buffers);
+    const cpu::ViewsProblem p{views};
+    const double want = kernels.back().run(p);
+    for (const auto& k : kernels) {
+      const double got = k.run(p);
+      // Two fp64 sums of the same (exact) squares in different orders.
+      EXPECT_NEAR(got, want, static_cast<double>(total + 8) * 0x1p-52 * want) << k.name;
+    }
+    EXPECT_EQ(kernels.front().run(p), documented_norm(buffers));
+    EXPECT_EQ(global_grad_norm(views), documented_norm(buffers));
+  }
+  // Small integers: exact in every order.
+  Buffer a(DType::bf16, 3), b(DType::f16, 1);
+  a.set(0, 3), a.set(1, -4), a.set(2, 12), b.set(0, 84);
+  const TensorView ab[] = {view_of(a, {3}), view_of(b, {1, 1})};
+  EXPECT_EQ(global_grad_norm(ab), 85.0);
+  EXPECT_EQ(global_grad_norm({}), 0.0);
+}
+
+TEST(GlobalGradNorm, TheDocumentedOrderIsTheOneUsed) {
+  // 2^27 squared is 2^54, whose ulp is 4: a 1.25^2 = 1.5625 added to it alone is lost, while
+  // four or more added together first are not (2^54 + 8 or more: a norm of at least
+  // 2^27 + 2^-25). The 2^27 comes first in its lane (element 0), its block (lane 0) and the list
+  // (block 0 of view 0); every lane, block and view partial after it is below 2, so the
+  // documented order (and the plain sequential sum) loses every 1.25, and adding the lanes, the
+  // blocks or the views in another order keeps some.
+  const std::int64_t block = cpu::kGradNormBlock;
+  Buffer a(DType::f32, 5 * block), b(DType::bf16, block + 1), c(DType::f16, block + 1);
+  for (Buffer* x : {&a, &b, &c})
+    for (std::int64_t i = 0; i < x->size(); ++i) x->set(i, 0.0);
+  a.set(0, 0x1p27);
+  for (std::int64_t i : {1, 2, 3, 4, 5, 6, 7, 8, 16}) a.set(i, 1.25);  // lanes of block 0
+  for (std::int64_t i : {block + 1, 2 * block + 8, 3 * block + 9, 5 * block - 1}) a.set(i, -1.25);
+  for (std::int64_t i : {std::int64_t{0}, block}) b.set(i, 1.25), c.set(i + (i ? 0 : 5), -1.25);
+  const TensorView views[] = {view_of(a, {5, block}), view_of(b, {block + 1}),
+                              view_of(c, {block + 1})};
+  for (int threads : {1, 2}) {
+    testing::ThreadsScope scope(threads);
+    EXPECT_EQ(global_grad_norm(views), 0x1p27) << threads << " threads";
+  }
+  EXPECT_EQ(cpu::global_grad_norm_reference(cpu::ViewsProblem{views}), 0x1p27);
+}
+
+TEST(GlobalGradNorm, GivesIdenticalBitsOnOneTwoAndThreeThreads) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<Buffer> buffers;
+  buffers.push_back(random_buffer(rng, DType::f32, 1500000, 0.0, 10.0));
+  buffers.push_back(random_buffer(rng, DType::bf16, 70001));
+  buffers.push_back(random_buffer(rng, DType::f16, 5));
+  const std::vector<TensorView> views = views_of(buffers);
+  double norms[3];
+  for (int t = 0; t < 3; ++t) {
+    testing::ThreadsScope scope(t + 1);
+    norms[t] = global_grad_norm(views);
+  }
+  EXPECT_EQ(std::memcmp(&norms[0], &norms[1], sizeof(double)), 0) << norms[0] << " vs " << norms[1];
+  EXPECT_EQ(std::memcmp(&norms[0], &norms[2], sizeof(double)), 0) << norms[0] << " vs " << norms[2];
+}
+
+TEST(GlobalGradNorm, NanAndInfPropagate) {
+  for (DType t : kFloatDTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    Buffer a(t, 9000), b(DType::f32, 10);
+    for (std::int64_t i = 0; i < 9000; ++i) a.set(i, 0.5);
+    const TensorView views[] = {view_of(b, {10}), view_of(a, {9000})};
+    EXPECT_EQ(global_grad_norm(views), std::sqrt(9000 * 0.25));
+    a.set(8191, -INFINITY);
+    EXPECT_EQ(global_grad_norm(views), INFINITY);
+    a.set(5, NAN);
+    EXPECT_TRUE(std::isnan(global_grad_norm(views)));
+    a.set(8191, 0.5);
+    EXPECT_TRUE(std::isnan(global_grad_norm(views)));
+  }
+}
+
+TEST(AllFinite, FindsEveryNanAndInfInEveryDtypeAndPosition) {
+  const std::int64_t n = 100000;
+  const double bad_values[] = {NAN, INFINITY, -INFINITY};
+  for (DType t : kFloatDTypes) {
+    Buffer x(t, n), y(DType::f32, 3);
+    // The largest finite values and the subnormals are finite.
+    const double largest = t == DType::f16 ? 65504.0 : t == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
+    for (std::int64_t i = 0; i < n; ++i) x.set(i, (i % 3 == 0 ? -1.0 : 1.0) * (i % 2 ? largest : 0x1p-24));
+    const TensorView views[] = {view_of(y, {3}), view_of(x, {n / 100, 100})};
+    const cpu::ViewsProblem p{views};
+    for (const auto& k : cpu::all_finite_kernels()) EXPECT_TRUE(k.run(p)) << k.name << " " << dtype_name(t);
+    EXPECT_TRUE(all_finite(views));
+    for (std::int64_t pos : {std::int64_t{0}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{50001}, n - 1})
+      for (double bad : bad_values) {
+        SCOPED_TRACE(::testing::Message() << dtype_name(t) << " " << bad << " at " << pos);
+        const double saved = x.get(pos);
+        x.set(pos, bad);
+        for (const auto& k : cpu::all_finite_kernels()) EXPECT_FALSE(k.run(p)) << k.name;
+        EXPECT_FALSE(all_finite(views));
+        {
+          testing::ThreadsScope scope(2);
+          EXPECT_FALSE(all_finite(views));
+        }
+        x.set(pos, saved);
+      }
+    y.set(2, NAN);
+    EXPECT_FALSE(all_finite(views));
+  }
+  EXPECT_TRUE(all_finite({}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad arguments
+
+::testing::AssertionResult fails_with(const std::function<void()>& f, ErrorKind kind,
+                                      const std::vector<const char*>& parts) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const char* part : parts)
+      if (message.find(part) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
+    if (e.kind() != kind)
+      return ::testing::AssertionFailure() << "message \"" << message << "\" has kind "
+                                           << error_kind_name(e.kind());
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no ampkit::Error thrown";
+}
+
+struct Case {
+  const char* what;
+  std::function<void()> call;
+  ErrorKind kind;
+  std::vector<const char*> parts;
+};
+
+TensorView on_cuda(TensorView v) {
+  v.device = Device::cuda;
+  return v;
+}
+
+TEST(AdamW, BadArgumentsAreRejectedAndNothingIsWritten) {
+  std::mt19937_64 rng(5);
+  const std::int64_t n = 12;
+  Buffer param = random_buffer(rng, DType::f32, n), grad = random_buffer(rng, DType::bf16, n);
+  Buffer m = random_buffer(rng, DType::f32, n), v(DType::f32, n), copy(DType::f16, n);
+  Buffer big(DType::f32, 64);
+  copy.poison();
+  const Buffer saved[] = {param, grad, m, v, copy};
+  AdamWArgs good;
+  good.param = view_of(param, {3, 4});
+  good.grad = view_of(grad, {3, 4});
+  good.m = view_of(m, {3, 4});
+  good.v = view_of(v, {3, 4});
+  good.param_copy = view_of(copy, {3, 4});
+  good.lr = 1e-3f;
+  good.step = 1;
+  const char* fn = "adamw_step: ";
+  const ErrorKind invalid = ErrorKind::invalid_argument;
+  auto with = [&](std::function<void(AdamWArgs&)> edit) {
+    return std::function<void()>([=] {
+      AdamWArgs a = good;
+      edit(a);
+      adamw_step(a);
+    });
+  };
+  TensorView transposed = good.m;
+  transposed.shape = {4, 3};
+  transposed.strides = {1, 4};
+  const Case cases[] = {
+      {"step 0", with([](AdamWArgs& a) { a.step = 0; }), invalid, {fn, "step must be >= 1", "but got 0"}},
+      {"step -3", with([](AdamWArgs& a) { a.step = -3; }), invalid, {fn, "step must be >= 1", "but got -3"}},
+      {"lr < 0", with([](AdamWArgs& a) { a.lr = -1.0f; }), invalid, {fn, "lr must be finite and >= 0, but got -1"}},
+      {"lr nan", with([](AdamWArgs& a) { a.lr = NAN; }), invalid, {fn, "lr must be finite and >= 0, but got nan"}},
+      {"lr inf", with([](AdamWArgs& a) { a.lr = INFINITY; }), invalid, {fn, "lr must be finite and >= 0, but got inf"}},
+      {"beta1 1", with([](AdamWArgs& a) { a.beta1 = 1.0f; }), invalid, {fn, "beta1 must be in [0, 1), but got 1"}},
+      {"beta1 nan", with([](AdamWArgs& a) { a.beta1 = NAN; }), invalid, {fn, "beta1 must be in [0, 1)"}},
+      {"beta2 < 0", with([](AdamWArgs& a) { a.beta2 = -0.5f; }), invalid, {fn, "beta2 must be in [0, 1), but got -0.5"}},
+      {"eps < 0", with([](AdamWArgs& a) { a.eps = -1e-8f; }), invalid, {fn, "eps must be finite and >= 0"}},
+      {"weight_decay < 0", with([](AdamWArgs& a) { a.weight_decay = -0.1f; }), invalid, {fn, "weight_decay must be finite and >= 0"}},
+      {"grad_scale inf", with([](AdamWArgs& a) { a.grad_scale = INFINITY; }), invalid, {fn, "grad_scale must be finite, but got inf"}},
+      {"param absent", with([](AdamWArgs& a) { a.param = TensorView(); }), invalid, {fn, "param must be given", "but it is absent"}},
+      {"m absent", with([](AdamWArgs& a) { a.m = TensorView(); }), invalid, {fn, "m must be given (the first moment)"}},
+      {"param bf16", with([&](AdamWArgs& a) { a.param = view_of(copy, {3, 4}); }), invalid, {fn, "param dtype must be f32", "but got f16"}},
+      {"v bf16", with([&](AdamWArgs& a) { a.v = view_of(grad, {3, 4}); }), invalid, {fn, "v dtype must be f32", "but got bf16"}},
+      {"grad i32", with([&](AdamWArgs& a) { a.grad = TensorView(grad.data(), DType::i32, {3, 2}); }), invalid,
+       {fn, "grad dtype must be f32, bf16 or f16, but got i32"}},
+      {"grad shape", with([&](AdamWArgs& a) { a.grad = view_of(grad, {4, 3}); }), invalid,
+       {fn, "grad shape must equal param's shape [3, 4], but got [4, 3]"}},
+      {"param_copy shape", with([&](AdamWArgs& a) { a.param_copy = view_of(copy, {12}); }), invalid,
+       {fn, "param_copy shape must equal param's shape [3, 4], but got [12]"}},
+      {"m not contiguous", with([&](AdamWArgs& a) { a.m = transposed; }), invalid, {fn, "m must be row-major contiguous"}},
+      {"v on cuda", with([&](AdamWArgs& a) { a.v = on_cuda(a.v); }), ErrorKind::unsupported, {fn, "v is in cuda:0 memory"}},
+      {"grad null", with([&](AdamWArgs& a) { a.grad = TensorView(nullptr, DType::bf16, {3, 4}); }), invalid,
+       {fn, "grad must point to", "but got null"}},
+      {"m is param", with([&](AdamWArgs& a) { a.m = a.param; }), invalid, {fn, "must not overlap", "param"}},
+      {"v overlaps m", with([&](AdamWArgs& a) { a.v = TensorView(f32(m) + 5, DType::f32, {3, 4}); }), invalid,
+       {fn, "must not overlap", "m"}},
+      {"copy overlaps grad", with([&](AdamWArgs& a) { a.param_copy = TensorView(static_cast<std::uint16_t*>(grad.data()) + 11, DType::bf16, {3, 4}); }),
+       invalid, {fn, "param_copy", "must not overlap the input grad"}},
+      {"param overlaps grad", with([&](AdamWArgs& a) { a.grad = TensorView(f32(param) + 6, DType::f32, {3, 4}); }), invalid,
+       {fn, "param", "must not overlap the input grad"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_TRUE(fails_with(c.call, c.kind, c.parts));
+    EXPECT_TRUE(same_bytes("param", param, saved[0]));
+    EXPECT_TRUE(same_bytes("grad", grad, saved[1]));
+    EXPECT_TRUE(same_bytes("m", m, saved[2]));
+    EXPECT_TRUE(same_bytes("v", v, saved[3]));
+    EXPECT_TRUE(same_bytes("param_copy", copy, saved[4]));
+  }
+  // Empty parameters are accepted and write nothing; the good call writes.
+  AdamWArgs empty = good;
+  empty.param = view_of(param, {0, 4});
+  empty.grad = view_of(grad, {0, 4});
+  empty.m = view_of(m, {0, 4});
+  empty.v = view_of(v, {0, 4});
+  empty.param_copy = view_of(copy, {0, 4});
+  adamw_step(empty);
+  EXPECT_TRUE(same_bytes("param", param, saved[0]));
+  adamw_step(good);
+  EXPECT_FALSE(param.bytes == saved[0].bytes);
+  EXPECT_TRUE(copy_is_rounded_param(param, copy));
+}
+
+TEST(Sgd, BadArgumentsAreRejectedAndNothingIsWritten) {
+  std::mt19937_64 rng(6);
+  const std::int64_t n = 10;
+  Buffer param = random_buffer(rng, DType::f32, n), grad = random_buffer(rng, DType::f16, n);
+  Buffer buf = random_buffer(rng, DType::f32, n), copy(DType::bf16, n);
+  copy.poison();
+  const Buffer saved[] = {param, grad, buf, copy};
+  SgdArgs good;
+  good.param = view_of(param, {n});
+  good.grad = view_of(grad, {n});
+  good.momentum_buffer = view_of(buf, {n});
+  good.param_copy = view_of(copy, {n});
+  good.lr = 0.1f;
+  good.momentum = 0.9f;
+  const char* fn = "sgd_step: ";
+  const ErrorKind invalid = ErrorKind::invalid_argument;
+  auto with = [&](std::function<void(SgdArgs&)> edit) {
+    return std::function<void()>([=] {
+      SgdArgs a = good;
+      edit(a);
+      sgd_step(a);
+    });
+  };
+  const Case cases[] = {
+      {"no buffer with momentum", with([](SgdArgs& a) { a.momentum_buffer = TensorView(); }), invalid,
+       {fn, "momentum_buffer must be given (momentum is not 0), but it is absent"}},
+      {"momentum 1", with([](SgdArgs& a) { a.momentum = 1.0f; }), invalid, {fn, "momentum must be in [0, 1), but got 1"}},
+      {"momentum < 0", with([](SgdArgs& a) { a.momentum = -0.1f; }), invalid, {fn, "momentum must be in [0, 1)"}},
+      {"lr < 0", with([](SgdArgs& a) { a.lr = -0.1f; }), invalid, {fn, "lr must be finite and >= 0"}},
+      {"weight_decay nan", with([](SgdArgs& a) { a.weight_decay = NAN; }), invalid, {fn, "weight_decay must be finite and >= 0, but got nan"}},
+      {"grad_scale nan", with([](SgdArgs& a) { a.grad_scale = NAN; }), invalid, {fn, "grad_scale must be finite"}},
+      {"buffer f16", with([&](SgdArgs& a) { a.momentum_buffer = view_of(grad, {n}); }), invalid,
+       {fn, "momentum_buffer dtype must be f32", "but got f16"}},
+      {"buffer shape", with([&](SgdArgs& a) { a.momentum_buffer = view_of(buf, {2, 5}); }), invalid,
+       {fn, "momentum_buffer shape must equal param's shape [10], but got [2, 5]"}},
+      {"buffer given with momentum 0 but wrong", with([&](SgdArgs& a) { a.momentum = 0.0f; a.momentum_buffer = view_of(buf, {9}); }),
+       invalid, {fn, "momentum_buffer shape must equal"}},
+      {"param f16", with([&](SgdArgs& a) { a.param = view_of(grad, {n}); }), invalid, {fn, "param dtype must be f32"}},
+      {"grad on cuda", with([&](SgdArgs& a) { a.grad = on_cuda(a.grad); }), ErrorKind::unsupported, {fn, "grad is in cuda:0 memory"}},
+      {"copy is grad", with([&](SgdArgs& a) { a.param_copy = a.grad; }), invalid, {fn, "param_copy", "must not overlap the input grad"}},
+      {"buffer overlaps param", with([&](SgdArgs& a) { a.momentum_buffer = TensorView(f32(param) + 9, DType::f32, {n}); }),
+       invalid, {fn, "must not overlap", "param"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_TRUE(fails_with(c.call, c.kind, c.parts));
+    EXPECT_TRUE(same_bytes("param", param, saved[0]));
+    EXPECT_TRUE(same_bytes("grad", grad, saved[1]));
+    EXPECT_TRUE(same_bytes("momentum_buffer", buf, saved[2]));
+    EXPECT_TRUE(same_bytes("param_copy", copy, saved[3]));
+  }
+  // Momentum 0 without a buffer is fine.
+  SgdArgs plain = good;
+  plain.momentum = 0.0f;
+  plain.momentum_buffer = TensorView();
+  sgd_step(plain);
+  EXPECT_TRUE(same_bytes("momentum_buffer", buf, saved[2]));
+  EXPECT_TRUE(copy_is_rounded_param(param, copy));
+}
+
+TEST(GlobalGradNormAndAllFinite, BadArgumentsAreRejected) {
+  Buffer a(DType::f32, 6), b(DType::i32, 6);
+  TensorView strided = view_of(a, {3});
+  strided.strides[0] = 2;
+  const TensorView good = view_of(a, {2, 3});
+  const ErrorKind invalid = ErrorKind::invalid_argument;
+  struct ListCase {
+    const char* what;
+    std::vector<TensorView> views;
+    ErrorKind kind;
+    const char* part;
+  };
+  const ListCase cases[] = {
+      {"absent", {good, TensorView()}, invalid, "[1] must be given"},
+      {"i32", {view_of(b, {6}), good}, invalid, "[0] dtype must be f32, bf16 or f16, but got i32"},
+      {"strided", {good, good, strided}, invalid, "[2] must be row-major contiguous"},
+      {"cuda", {on_cuda(good)}, ErrorKind::unsupported, "[0] is in cuda:0 memory"},
+      {"null", {TensorView(nullptr, DType::bf16, {4})}, invalid, "[0] must point to"},
+  };
+  for (const ListCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_TRUE(fails_with([&] { global_grad_norm(c.views); }, c.kind, {"global_grad_norm: grads", c.part}));
+    EXPECT_TRUE(fails_with([&] { all_finite(c.views); }, c.kind, {"all_finite: views", c.part}));
+  }
+}
+
+}  // namespace
+}  // namespace ampkit
