@@ -11,6 +11,7 @@
 #include "ampkit/ops/attention.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/elementwise.hpp"
+#include "ampkit/ops/embedding.hpp"
 #include "ampkit/ops/norm.hpp"
 #include "ampkit/ops/softmax_cross_entropy.hpp"
 
@@ -178,9 +179,7 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
   const Attributes& a = n.attrs;
   record.fp16_gemm = false;
   switch (n.op) {
-    case OpKind::Embedding:
-    case OpKind::EmbeddingBackward:
-      fail_with(ErrorKind::unsupported, "graph executor", op_name(n.op), " is not in this build yet");
+    case OpKind::Embedding: return embedding_forward(o.in_flat(0), o.in(1), o.out_2d(0));
     case OpKind::Linear: return linear(o, a, record);
     case OpKind::LayerNorm: return norm_forward(o, a, true);
     case OpKind::RMSNorm: return norm_forward(o, a, false);
@@ -191,6 +190,8 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
       return softmax_cross_entropy_forward(o.in_2d(0), o.in_flat(1), o.out(0), o.out(1));
     case OpKind::Cast: return convert(o.in(0), o.out(0));
     case OpKind::Yield: return;
+    case OpKind::EmbeddingBackward:
+      return embedding_backward(o.in_flat(0), o.in_2d(1), o.out(0), false);
     case OpKind::LinearBackward: return linear_backward_node(o, a, record);
     case OpKind::LayerNormBackward: return norm_backward(o, true);
     case OpKind::RMSNormBackward: return norm_backward(o, false);

@@ -40,6 +40,24 @@ void expect_gradients_match_fd(TrainGraph& t, const std::vector<ValueId>& values
   EXPECT_GT(largest, 30 * atol) << "gradients too small for the check to mean anything";
 }
 
+TEST(GraphAutodiffSequence, TokenAndPositionEmbeddings) {
+  Graph g;
+  Builder b(g);
+  const ValueId ids = b.input("ids", DType::i32, {2, 3});
+  const ValueId pos = b.input("pos", DType::i32, {2, 3});
+  const ValueId targets = b.input("targets", DType::i32, {2, 3});
+  const ValueId tok = b.parameter("tok", {4, 5});  // 6 ids over 4 rows: some repeat
+  const ValueId ptab = b.parameter("ptab", {3, 5});
+  const ValueId w = b.parameter("w", {4, 5});
+  const ValueId x = b.add(b.embedding(ids, tok, "tok"), b.embedding(pos, ptab, "pos"), "sum");
+  const ValueId loss = b.softmax_cross_entropy(b.linear(x, w, kNoValue, "fc"), targets, "ce");
+  const auto seed = ampkit::testing::fresh_seed();
+  SCOPED_TRACE(seed);
+  TrainGraph t(g, loss, {}, {});
+  t.fill(seed, 1.0, 3);  // ids, positions and targets in [0, 3)
+  expect_gradients_match_fd(t, {tok, ptab, w});
+}
+
 TEST(GraphAutodiffSequence, CausalAttentionOnPackedQkv) {
   for (bool fuse : {false, true}) {
     Graph g;
@@ -59,6 +77,25 @@ TEST(GraphAutodiffSequence, CausalAttentionOnPackedQkv) {
     t.fill(seed, 0.6, 5);
     expect_gradients_match_fd(t, {x, wqkv, bqkv, w});
   }
+}
+
+// The whole GPT of modules.hpp (one block, fused), every parameter element.
+TEST(GraphAutodiffSequence, TinyGptEveryParameter) {
+  GptConfig c;
+  c.vocab = 5;
+  c.seq_len = 3;
+  c.dim = 4;
+  c.heads = 2;
+  c.layers = 1;
+  c.mlp_hidden = 6;
+  ModelGraph m = build_gpt(c, 2, DType::f32);
+  std::vector<ValueId> params;
+  for (const ParameterInit& p : m.parameters) params.push_back(p.value);
+  const auto seed = ampkit::testing::fresh_seed();
+  SCOPED_TRACE(seed);
+  TrainGraph t(m.graph, m.loss, {}, {});
+  t.fill(seed, 0.6, 3);  // tokens, positions and targets in [0, 3)
+  expect_gradients_match_fd(t, params);
 }
 
 }  // namespace
