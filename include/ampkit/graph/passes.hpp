@@ -1,0 +1,48 @@
+// Optimization passes over a training graph (graph layer, public). Each pass rewrites the graph
+// in place, keeps every value id it does not remove, and keeps the backward tag: a node it
+// changes keeps its own tag, a node it creates copies the tag of the node it replaces
+// (copy_tag_from), so verify_tags holds after every pass. See docs/GRAPH.md for each rewrite.
+// Called by the trainer and tests.
+#pragma once
+
+#include "ampkit/graph/ir.hpp"
+
+namespace ampkit::graph {
+
+/// Sets attrs.backward on every node after Yield and clears it on the others (the
+/// `__backwardpass` attribute of DESIGN.md section 5). Returns the number of tagged nodes.
+/// A graph without Yield ends up with no tagged node.
+int tag_backward(Graph& g);
+
+/// Gives `node` the backward tag of `like`: the one helper every rewrite uses for the nodes it
+/// creates.
+void copy_tag_from(Node& node, const Node& like);
+
+/// Linear (no GELU) whose output y is read, among the forward nodes, only by one Gelu: the Gelu
+/// is removed and the Linear becomes Linear(gelu) with outputs (the Gelu's y, aux = the old y)
+/// — one GEMM with the GELU_AUX_BIAS epilogue. Backward readers of the old y (GeluBackward) now
+/// read the aux. Returns the number of fusions.
+int fuse_linear_gelu(Graph& g);
+
+/// In the backward: LinearBackward U whose dx is read only by a GeluBackward G whose x is the
+/// pre-activation of a layer below, with G's dx read by a LinearBackward D (the layer below's):
+/// U gets below_gelu, below_aux = G's x, dx = G's dx (DGELU), and D's db moves to U's below_db
+/// (DGELU_BGRAD); G is removed. Returns the number of fusions.
+int fuse_dgelu_bgrad(Graph& g);
+
+/// A Cast of a gradient that is the only reader of a LinearBackward's dw or db output, or of an
+/// EmbeddingBackward's dtable: the producer writes the Cast's dtype directly (the GEMM rounds
+/// its fp32 accumulator once, to f32, instead of twice) and the Cast is removed. Returns the
+/// number of casts removed.
+int eliminate_casts(Graph& g);
+
+struct PassOptions {
+  bool fuse = true;            // fuse_linear_gelu and fuse_dgelu_bgrad
+  bool eliminate_casts = true;
+};
+
+/// tag_backward, then the chosen passes in order, verifying (tags included) after each; last,
+/// Yield is trimmed to the values the backward still reads (and graph outputs).
+void run_passes(Graph& g, const PassOptions& options = {});
+
+}  // namespace ampkit::graph

@@ -1,0 +1,170 @@
+// The training front door of the graph runtime (graph layer, public): build a small GPT or an
+// MLP from a config struct, run training steps on batches of int32 token ids / targets, evaluate
+// the loss without a backward pass, read logits for sampling, and get / set every named tensor
+// (fp32 master parameters and optimizer state) and the loss-scale state for checkpoints.
+// Called by `ampkit train` (tools/ampkit/train/) and by users; built on graph/builder.hpp,
+// autodiff, the passes and the executor (docs/GRAPH.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/dtype.hpp"
+#include "ampkit/ops/gemm.hpp"
+
+namespace ampkit::graph {
+
+/// A GPT-style decoder: token + position Embedding -> `layers` pre-norm transformer blocks
+/// (LN -> QKV Linear -> causal Attention -> out Linear -> residual; LN -> Linear+GELU -> Linear
+/// -> residual) -> final LN -> output Linear (vocab logits) -> softmax cross-entropy.
+struct GptConfig {
+  std::int64_t vocab = 256;     // token ids and targets lie in [0, vocab)
+  std::int64_t seq_len = 64;    // tokens per sequence (the position table has seq_len rows)
+  std::int64_t dim = 64;        // model width; must be a multiple of heads
+  std::int64_t heads = 4;
+  std::int64_t layers = 2;
+  std::int64_t mlp_hidden = 0;  // 0: 4 * dim
+  float norm_eps = 1e-5f;
+  GeluVariant gelu = GeluVariant::tanh;
+};
+
+/// A token MLP: Embedding(vocab, dim) -> `layers` x (Linear(hidden)+GELU) -> Linear(vocab) ->
+/// softmax cross-entropy over the vocabulary at every position (no mixing across positions).
+struct MlpConfig {
+  std::int64_t vocab = 256;
+  std::int64_t seq_len = 64;
+  std::int64_t dim = 64;
+  std::int64_t hidden = 256;
+  std::int64_t layers = 1;  // hidden layers, >= 1
+  GeluVariant gelu = GeluVariant::tanh;
+};
+
+enum class OptimizerKind : std::uint8_t { adamw, sgd };
+
+/// Hyper-parameters of the optimizer (ops/optimizer.hpp). Weight decay applies to every
+/// parameter of rank >= 2 (weights and embedding tables), not to biases and norm gains.
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::adamw;
+  float lr = 1e-3f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // AdamW
+  float momentum = 0.0f;                            // SGD
+  float weight_decay = 0.0f;
+};
+
+/// Dynamic loss scaling (fp16 compute only; ignored otherwise): the loss gradient is seeded
+/// with `scale`; a step whose gradients are not all finite is skipped and the scale multiplied
+/// by `backoff`; after `growth_interval` consecutive finite steps it is multiplied by `growth`.
+struct LossScaleConfig {
+  float initial_scale = 65536.0f;
+  float growth = 2.0f;
+  float backoff = 0.5f;
+  std::int64_t growth_interval = 2000;
+  float min_scale = 1.0f;  // the scale never goes below this
+};
+
+struct TrainerConfig {
+  std::int64_t batch = 8;           // sequences per micro-batch
+  std::int64_t micro_batches = 1;   // gradient accumulation: step() takes micro_batches*batch rows
+  DType compute = DType::f32;       // f32, bf16 or f16 (autocast; fp32 master parameters)
+  OptimizerConfig optimizer;
+  float clip_norm = 0.0f;           // > 0: clip the global gradient norm to this value
+  LossScaleConfig loss_scale;
+  bool fuse = true;                 // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
+  std::uint64_t seed = 0;           // parameter initialization (N(0, 0.02) weights, 0 biases,
+                                    // 1 norm gains); the same seed gives the same bits
+};
+
+/// What one step did.
+struct StepResult {
+  double loss = 0.0;        // mean loss over the micro-batches (unscaled)
+  double grad_norm = 0.0;   // global gradient norm before clipping (unscaled; NaN/Inf if so)
+  bool skipped = false;     // non-finite gradients: the parameters were not updated
+  float loss_scale = 1.0f;  // the scale used by this step
+};
+
+/// The loss-scale state (part of a checkpoint).
+struct LossScaleState {
+  float scale = 1.0f;
+  std::int64_t good_steps = 0;     // consecutive finite steps since the last change
+  std::int64_t skipped_steps = 0;  // total steps skipped
+};
+
+/// One named fp32 tensor owned by the trainer: a master parameter (name like "h0.mlp.fc1.w")
+/// or an optimizer state tensor ("<param>:adam_m", "<param>:adam_v", "<param>:momentum").
+/// `data` stays valid for the trainer's lifetime; writing through it sets the tensor.
+struct NamedTensor {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  float* data = nullptr;
+  std::int64_t numel() const;
+};
+
+/// Per-node timing of the last run (forward and backward), for reports.
+struct NodeTiming {
+  std::string op;      // "Linear", "LayerNormBackward", ...
+  std::string name;    // the node's name, e.g. "h0.attn.qkv"
+  bool backward = false;
+  double seconds = 0.0;
+};
+
+class Trainer {
+ public:
+  /// Builds the model's training graph (forward, autodiff, passes, memory plan) and initializes
+  /// the parameters from config.seed. Throws ampkit::Error naming the field on a bad config
+  /// (non-positive sizes, dim not a multiple of heads, compute not f32/bf16/f16, ...).
+  static Trainer gpt(const GptConfig& model, const TrainerConfig& config);
+  static Trainer mlp(const MlpConfig& model, const TrainerConfig& config);
+
+  Trainer(Trainer&&) noexcept;
+  Trainer& operator=(Trainer&&) noexcept;
+  ~Trainer();
+
+  /// One optimizer step. tokens, targets: [micro_batches * batch, seq_len] int32, row-major;
+  /// each id in [0, vocab). Runs forward + backward per micro-batch (gradients accumulated),
+  /// checks finiteness (fp16 loss scaling), clips, updates. Throws ampkit::Error (parameters
+  /// untouched) on a wrong size or an id out of range.
+  StepResult step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets);
+
+  /// Mean loss of one batch ([batch, seq_len] tokens and targets) without backward or update.
+  double evaluate(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets);
+
+  /// Forward only: writes logits [batch, seq_len, vocab] (f32, row-major) for `tokens`
+  /// ([batch, seq_len]). The GPT is causal, so position t depends on tokens[0..t] only: to
+  /// sample from a shorter context, pad the rest with any valid id and read position t.
+  void logits(std::span<const std::int32_t> tokens, std::span<float> out);
+
+  /// Every named tensor: the parameters first (in model order), then the optimizer state.
+  std::vector<NamedTensor> tensors();
+  /// Names of the parameters only, in model order.
+  std::vector<std::string> parameter_names() const;
+  /// Copies `values` (numel floats) into the tensor `name`. Throws ampkit::Error on an unknown
+  /// name or a wrong count. The compute copies are refreshed at the next step.
+  void set_tensor(const std::string& name, std::span<const float> values);
+
+  /// Optimizer steps taken (skipped steps not counted); AdamW bias correction uses it.
+  std::int64_t step_count() const;
+  void set_step_count(std::int64_t steps);
+
+  LossScaleState loss_scale() const;
+  void set_loss_scale(const LossScaleState& state);
+
+  const GptConfig* gpt_config() const;  // null for an MLP
+  const MlpConfig* mlp_config() const;  // null for a GPT
+  const TrainerConfig& config() const;
+
+  /// Per-node timings of the last forward+backward run.
+  std::vector<NodeTiming> node_timings() const;
+  /// The training graph as text (graph/ir.hpp dump), after the passes.
+  std::string graph_dump() const;
+
+ private:
+  struct State;
+  explicit Trainer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace ampkit::graph

@@ -1,0 +1,89 @@
+// The graph executor (graph layer): owns the verified graph, its memory plan and the arena
+// (allocated once), binds external values, runs nodes in order with a BackwardPassGuard around
+// tagged ones, and records per-node time and fp16 mode. Called by the trainer, tests and users.
+#include "ampkit/graph/executor.hpp"
+
+#include <chrono>
+#include <new>
+#include <utility>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/graph/verify.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "graph/node_kernels.hpp"
+
+namespace ampkit::graph {
+
+void Executor::ArenaDeleter::operator()(std::byte* p) const {
+  ::operator delete[](p, std::align_val_t(kArenaAlignment));
+}
+
+Executor::Executor(Graph g) : graph_(std::move(g)) {
+  verify(graph_);
+  plan_ = plan_memory(graph_);
+  if (plan_.arena_bytes > 0) {
+    try {
+      arena_.reset(static_cast<std::byte*>(::operator new[](
+          static_cast<std::size_t>(plan_.arena_bytes), std::align_val_t(kArenaAlignment))));
+    } catch (const std::bad_alloc&) {
+      fail_with(ErrorKind::out_of_memory, "graph::Executor", "cannot allocate the arena of ",
+                plan_.arena_bytes, " bytes");
+    }
+  }
+  const std::size_t nv = graph_.values.size();
+  data_.assign(nv, nullptr);
+  external_.assign(nv, false);
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (plan_.offset[v] >= 0) data_[v] = arena_.get() + plan_.offset[v];
+    else if (plan_.first[v] < 0) external_[v] = true;
+  }
+  records_.assign(graph_.nodes.size(), NodeRecord{});
+}
+
+Executor::~Executor() = default;
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+
+void Executor::bind(ValueId v, const void* data) {
+  const Value& val = graph_.value(v);
+  if (!external_[static_cast<std::size_t>(v)])
+    fail("graph::Executor::bind", "value %", v, " '", val.name,
+         "' is produced by a node or unused; only inputs, parameters and gradient seeds are bound");
+  if (data == nullptr && val.numel() > 0)
+    fail("graph::Executor::bind", "value %", v, " '", val.name, "' needs memory, but got null");
+  data_[static_cast<std::size_t>(v)] = const_cast<void*>(data);
+}
+
+void Executor::run() { run(0, static_cast<int>(graph_.nodes.size())); }
+
+void Executor::run(int begin, int end) {
+  const int n = static_cast<int>(graph_.nodes.size());
+  if (begin < 0 || end > n || begin > end)
+    fail("graph::Executor::run", "the node range [", begin, ", ", end, ") is not within [0, ", n, "]");
+  for (int i = begin; i < end; ++i) {
+    const Node& node = graph_.nodes[static_cast<std::size_t>(i)];
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && data_[static_cast<std::size_t>(v)] == nullptr && graph_.value(v).numel() > 0)
+        fail("graph::Executor::run", describe_node(graph_, i), " reads %", v, " '",
+             graph_.value(v).name, "', which is not bound");
+    NodeRecord& record = records_[static_cast<std::size_t>(i)];
+    record.backward = node.attrs.backward;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      BackwardPassGuard guard(node.attrs.backward);
+      run_node_kernel(graph_, node, data_, record);
+    } catch (const Error& e) {
+      throw Error(detail::concat("graph: ", describe_node(graph_, i), ": ", e.what()), e.kind());
+    }
+    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+}
+
+TensorView Executor::view(ValueId v) const {
+  const Value& val = graph_.value(v);
+  void* p = data_[static_cast<std::size_t>(v)];
+  if (p == nullptr && val.numel() > 0) return TensorView();
+  return TensorView(p, val.dtype, val.shape.data(), static_cast<int>(val.shape.size()));
+}
+
+}  // namespace ampkit::graph

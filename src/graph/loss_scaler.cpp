@@ -1,0 +1,48 @@
+// Dynamic loss scaling (graph layer): see loss_scaler.hpp. Called by trainer.cpp.
+#include "graph/loss_scaler.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <limits>
+
+#include "ampkit/core/error.hpp"
+
+namespace ampkit::graph {
+
+LossScaler::LossScaler(const LossScaleConfig& c) : config_(c) {
+  const char* fn = "graph::Trainer loss_scale";
+  if (!(c.min_scale > 0.0f) || !std::isfinite(c.min_scale))
+    fail(fn, "min_scale must be finite and > 0, but got ", c.min_scale);
+  if (!(c.initial_scale >= c.min_scale) || !std::isfinite(c.initial_scale))
+    fail(fn, "initial_scale must be finite and >= min_scale (", c.min_scale, "), but got ", c.initial_scale);
+  if (!(c.growth >= 1.0f) || !std::isfinite(c.growth))
+    fail(fn, "growth must be finite and >= 1, but got ", c.growth);
+  if (!(c.backoff > 0.0f && c.backoff <= 1.0f)) fail(fn, "backoff must be in (0, 1], but got ", c.backoff);
+  if (c.growth_interval < 1) fail(fn, "growth_interval must be >= 1, but got ", c.growth_interval);
+  state_.scale = c.initial_scale;
+}
+
+void LossScaler::set_state(const LossScaleState& s) {
+  const char* fn = "graph::Trainer::set_loss_scale";
+  if (!(s.scale > 0.0f) || !std::isfinite(s.scale)) fail(fn, "scale must be finite and > 0, but got ", s.scale);
+  if (s.good_steps < 0 || s.skipped_steps < 0)
+    fail(fn, "good_steps and skipped_steps must be >= 0, but got ", s.good_steps, " and ", s.skipped_steps);
+  state_ = s;
+}
+
+bool LossScaler::update(bool grads_finite) {
+  if (!grads_finite) {
+    state_.scale = std::max(config_.min_scale, state_.scale * config_.backoff);
+    state_.good_steps = 0;
+    state_.skipped_steps += 1;
+    return false;
+  }
+  if (++state_.good_steps >= config_.growth_interval) {
+    const float grown = state_.scale * config_.growth;
+    if (std::isfinite(grown) && grown <= std::numeric_limits<float>::max() / 2) state_.scale = grown;
+    state_.good_steps = 0;
+  }
+  return true;
+}
+
+}  // namespace ampkit::graph

@@ -1,0 +1,230 @@
+// Tests of the memory planner and the executor (graph layer): no two values whose lifetimes
+// overlap share bytes, offsets are 64-byte aligned, reuse happens; the fp16 mode each GEMM node
+// used follows the pass (MI200 model: forward flush, backward alt; the environment/API table);
+// results are bitwise the same for 1 and 2 threads; the heap does not grow across steady-state
+// runs; binding and unbound-value errors name the value and the node.
+#include <gtest/gtest.h>
+
+#include <malloc.h>
+
+#include <cstring>
+#include <random>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/threading.hpp"
+#include "ampkit/graph/builder.hpp"
+#include "ampkit/graph/verify.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "graph/graph_test_support.hpp"
+#include "numerics/policy_test_support.hpp"
+
+namespace ampkit::graph {
+namespace {
+
+using testing::TrainGraph;
+
+struct Mlp {
+  Graph g;
+  ValueId loss = kNoValue;
+  std::vector<ValueId> params;
+};
+
+// x [rows, 12] -> layers x (Linear(16) + GELU) -> Linear(5) -> CE, in `compute`.
+Mlp mlp(DType compute, int layers, std::int64_t rows = 9) {
+  Mlp m;
+  Builder b(m.g, {compute});
+  ValueId h = b.input("x", compute, {rows, 12});
+  const ValueId targets = b.input("targets", DType::i32, {rows});
+  std::int64_t width = 12;
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "fc" + std::to_string(l);
+    h = b.gelu(b.linear(h, b.parameter(p + ".w", {16, width}), b.parameter(p + ".b", {16}), p),
+               GeluVariant::tanh, p + ".act");
+    width = 16;
+  }
+  m.loss = b.softmax_cross_entropy(b.linear(h, b.parameter("out.w", {5, width}), kNoValue, "out"), targets, "ce");
+  for (const Value& v : m.g.values)
+    if (v.kind == ValueKind::parameter) m.params.push_back(v.id);
+  return m;
+}
+
+TEST(GraphExecutor, PlanNeverOverlapsLiveValuesAndReusesMemory) {
+  for (bool fuse : {false, true}) {
+    Mlp m = mlp(DType::bf16, 4);
+    TrainGraph t(m.g, m.loss, {}, {.fuse = fuse});
+    const Graph& g = t.graph();
+    const MemoryPlan& p = t.executor().plan();
+    std::vector<ValueId> placed;
+    for (const Value& v : g.values)
+      if (p.offset[static_cast<std::size_t>(v.id)] >= 0) placed.push_back(v.id);
+    ASSERT_GT(placed.size(), 10u);
+    for (ValueId a : placed) {
+      const auto ua = static_cast<std::size_t>(a);
+      EXPECT_EQ(p.offset[ua] % kArenaAlignment, 0);
+      EXPECT_LE(p.offset[ua] + g.value(a).bytes(), p.arena_bytes);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.executor().view(a).data) % kArenaAlignment, 0u);
+      for (ValueId b : placed) {
+        const auto ub = static_cast<std::size_t>(b);
+        if (a >= b || p.first[ua] > p.last[ub] || p.first[ub] > p.last[ua]) continue;
+        const bool disjoint = p.offset[ua] + g.value(a).bytes() <= p.offset[ub] ||
+                              p.offset[ub] + g.value(b).bytes() <= p.offset[ua];
+        EXPECT_TRUE(disjoint) << g.value(a).name << " and " << g.value(b).name << " are live together";
+      }
+    }
+    for (ValueId v : g.outputs) EXPECT_EQ(p.last[static_cast<std::size_t>(v)], static_cast<int>(g.nodes.size()));
+    EXPECT_LT(p.arena_bytes, p.unshared_bytes * 3 / 4) << "no reuse";
+  }
+}
+
+// The DESIGN.md section 5 table through the graph: which mode every GEMM node resolved.
+TEST(GraphExecutor, Fp16GemmNodesTakeThePolicyModeOfTheirPass) {
+  ampkit::testing::PolicyEnvScope env;
+  set_fp16_device_model(Fp16DeviceModel::mi200);
+  Mlp m = mlp(DType::f16, 2);
+  TrainGraph t(m.g, m.loss, {}, {});
+  t.fill(5, 0.5, 5);
+  struct Row {
+    const char* env;  // ROCBLAS_INTERNAL_FP16_ALT_IMPL
+    Fp16Mode forward, backward;
+  };
+  for (const Row& row : {Row{nullptr, Fp16Mode::flush, Fp16Mode::alt}, Row{"1", Fp16Mode::alt, Fp16Mode::alt},
+                         Row{"0", Fp16Mode::flush, Fp16Mode::flush}}) {
+    ampkit::testing::PolicyEnvScope::set(ampkit::testing::kGemmEnv, row.env);
+    SCOPED_TRACE(row.env ? row.env : "unset");
+    t.run();
+    int forward = 0, backward = 0;
+    for (std::size_t i = 0; i < t.graph().nodes.size(); ++i) {
+      const Node& n = t.graph().nodes[i];
+      const NodeRecord& r = t.executor().records()[i];
+      EXPECT_EQ(r.backward, n.attrs.backward);
+      const bool gemm = n.op == OpKind::Linear || n.op == OpKind::LinearBackward;
+      EXPECT_EQ(r.fp16_gemm, gemm) << describe_node(t.graph(), static_cast<int>(i));
+      if (!gemm) continue;
+      EXPECT_EQ(r.fp16_mode, n.attrs.backward ? row.backward : row.forward)
+          << describe_node(t.graph(), static_cast<int>(i)) << ": " << fp16_mode_name(r.fp16_mode);
+      (n.attrs.backward ? backward : forward) += 1;
+    }
+    EXPECT_EQ(forward, 3);
+    EXPECT_EQ(backward, 3);
+  }
+  // An explicit API choice wins over the environment; the guard is not left set.
+  set_gemm_fp16_alt_impl(AltImplChoice::original);
+  t.run();
+  for (const NodeRecord& r : t.executor().records()) {
+    if (r.fp16_gemm) {
+      EXPECT_EQ(r.fp16_mode, Fp16Mode::flush);
+    }
+  }
+  EXPECT_FALSE(in_backward_pass());
+}
+
+// Why the tag matters: activations in the fp16 subnormal range (here 2^-20) are flushed by the
+// MI200 model's original mode. Tagged backward GEMMs take alt (bf16 operands: no underflow), so
+// the weight gradient survives; forcing the original mode in both passes loses it.
+TEST(GraphExecutor, Mi200BackwardAltKeepsWeightGradientsThatFlushLoses) {
+  ampkit::testing::PolicyEnvScope env;
+  set_fp16_device_model(Fp16DeviceModel::mi200);
+  Graph g;
+  Builder b(g, {DType::f16});
+  const ValueId x = b.input("x", DType::f16, {4, 8});
+  const ValueId targets = b.input("targets", DType::i32, {4});
+  const ValueId w = b.parameter("w", {3, 8});
+  const ValueId loss = b.softmax_cross_entropy(b.linear(x, w, kNoValue, "fc"), targets, "ce");
+  TrainGraph t(g, loss, {}, {});
+  t.fill(9, 1.0, 3);
+  for (std::int64_t i = 0; i < 32; ++i) t.set(x, i, (i % 3 == 0 ? -1.0 : 1.0) * 0x1p-20);
+  ASSERT_EQ(t.get(x, 1), 0x1p-20);  // stored exactly: an fp16 subnormal
+  auto largest_dw = [&] {
+    t.run();
+    double m = 0.0;
+    for (double v : t.gradient(w)) m = std::max(m, std::fabs(v));
+    return m;
+  };
+  const double per_pass = largest_dw();
+  EXPECT_GT(per_pass, 0x1p-24);
+  set_gemm_fp16_alt_impl(AltImplChoice::original);
+  EXPECT_EQ(largest_dw(), 0.0);
+}
+
+TEST(GraphExecutor, BitwiseTheSameForOneAndTwoThreads) {
+  for (DType compute : {DType::f32, DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(compute));
+    const auto seed = ampkit::testing::fresh_seed();
+    std::vector<std::vector<unsigned char>> results[2];
+    for (int threads : {1, 2}) {
+      ampkit::testing::ThreadsScope scope(threads);
+      Mlp m = mlp(compute, 2, 67);
+      TrainGraph t(m.g, m.loss, {}, {});
+      t.fill(seed, 0.5, 5);
+      t.run();
+      for (ValueId v : t.graph().outputs) {
+        const TensorView view = t.executor().view(v);
+        const auto* p = static_cast<const unsigned char*>(view.data);
+        results[threads - 1].emplace_back(p, p + view.bytes());
+      }
+    }
+    EXPECT_EQ(results[0], results[1]);
+  }
+}
+
+TEST(GraphExecutor, SteadyStateRunsKeepTheArenaAndDoNotGrowTheHeap) {
+  Mlp m = mlp(DType::bf16, 2);
+  TrainGraph t(m.g, m.loss, {}, {});
+  t.fill(7, 0.5, 5);
+  // Warm-up: the first run grows kernel scratch; the OpenMP runtime caches a little state over
+  // the first few runs (up to ~1 KB seen, then flat). After that the heap in use must not move.
+  for (int i = 0; i < 8; ++i) t.run();
+  const void* arena = t.executor().view(t.loss()).data;
+  const std::size_t before = mallinfo2().uordblks;
+  for (int i = 0; i < 50; ++i) t.run();
+  EXPECT_EQ(mallinfo2().uordblks, before);
+  EXPECT_EQ(t.executor().view(t.loss()).data, arena);
+  for (const NodeRecord& r : t.executor().records()) EXPECT_GE(r.seconds, 0.0);
+}
+
+TEST(GraphExecutor, BindAndRunErrorsNameTheValueAndTheNode) {
+  Mlp m = mlp(DType::f32, 1);
+  const GradientMap grads = build_backward(m.g, m.loss);
+  run_passes(m.g);
+  Executor e(m.g);
+  const ValueId produced = m.g.nodes[0].outputs[0];
+  try {
+    e.bind(produced, nullptr);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("is produced by a node"), std::string::npos) << err.what();
+  }
+  std::vector<float> x(9 * 12, 0.5f);
+  e.bind(0, x.data());
+  try {
+    e.run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("node 0 (Linear 'fc0') reads %3 'fc0.w', which is not bound"),
+              std::string::npos) << err.what();
+  }
+  try {
+    e.run(3, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("node range [3, 1)"), std::string::npos) << err.what();
+  }
+  // A kernel's rejection is reported with the node: a target out of range.
+  Mlp m2 = mlp(DType::f32, 1);
+  TrainGraph t(m2.g, m2.loss, {}, {});
+  t.fill(1, 0.5, 5);
+  const ValueId targets = 1;
+  const std::int32_t bad = 99;
+  std::memcpy(t.buffer(targets).data(), &bad, 4);
+  try {
+    t.run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("(SoftmaxCrossEntropy 'ce')"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("99"), std::string::npos) << err.what();
+  }
+  (void)grads;
+}
+
+}  // namespace
+}  // namespace ampkit::graph
