@@ -9,6 +9,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/progress.hpp"
 
 #if __has_include("ampkit/graph/trainer.hpp")
 #include "ampkit/graph/trainer.hpp"
@@ -54,13 +55,14 @@ class GraphModel final : public TrainModel {
   }
 
   std::string describe() const override {
-    char count[32];
-    std::snprintf(count, sizeof count, "%.3gM", static_cast<double>(parameters_) / 1e6);
+    const std::string count = format_count(static_cast<double>(parameters_));
     if (config_.model == ModelKind::gpt)
-      return detail::concat("gpt: ", config_.depth, " blocks, width ", config_.width, ", ", config_.heads, " heads, context ",
-                            config_.context, ", ", vocab_, " characters: ", count, " parameters");
-    return detail::concat("mlp: ", config_.depth, " hidden layers of ", config_.hidden(), ", width ", config_.width,
-                          ", context ", config_.context, ", ", vocab_, " characters: ", count, " parameters");
+      return detail::concat("gpt: ", config_.depth, config_.depth == 1 ? " block" : " blocks", ", width ", config_.width,
+                            ", ", config_.heads, config_.heads == 1 ? " head" : " heads", ", context ", config_.context,
+                            ", ", vocab_, " characters: ", count, " parameters");
+    return detail::concat("mlp: ", config_.depth, config_.depth == 1 ? " hidden layer" : " hidden layers", " of ",
+                          config_.hidden(), ", width ", config_.width, ", context ", config_.context, ", ", vocab_,
+                          " characters: ", count, " parameters");
   }
   std::int64_t parameter_count() const override { return parameters_; }
   std::int64_t rows() const override { return config_.batch; }

@@ -24,8 +24,9 @@ class Progress {
   /// Steps first_step+1 .. steps will be reported. `columns` limits the live line (0: none).
   Progress(std::FILE* out, bool live, std::int64_t first_step, std::int64_t steps, std::int64_t every, int columns);
 
-  /// Step `step` (1-based) finished with `loss` after `elapsed` seconds of training since the
-  /// start of this run, at `tokens_per_second`.
+  /// Step `step` (1-based) finished with `loss`, `elapsed` seconds (wall time) after this
+  /// process's first step started, at `tokens_per_second`. Time left = elapsed per step done x
+  /// steps left.
   void update(std::int64_t step, double loss, double tokens_per_second, double elapsed);
   /// Prints a line of its own (the live line is cleared first and redrawn by the next update).
   void note(const std::string& line);

@@ -3,6 +3,7 @@
 // runs the loop (train_run.cpp) and prints what the run reached: validation loss and perplexity
 // against the unigram baseline, throughput, the fp16 numerics and loss-scale history, samples.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -30,6 +31,18 @@ namespace {
 using namespace train;
 
 std::string bench_number(double v) { return bench::json_number(v); }
+
+// "3e-3", "0.1", "1": three significant digits.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// "1 thread", "2 threads".
+std::string count_of(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -66,26 +79,34 @@ void print_samples(const RunSummary& s, const TrainConfig& c) {
   }
 }
 
-void print_fp16_report(const RunSummary& s, const TrainConfig& c) {
+void print_fp16_report(const RunSummary& s, const TrainConfig& c, double final_scale) {
   if (c.precision != Precision::fp16) return;
   const Fp16Counters n = fp16_counters();
-  std::printf("fp16 numerics (%s model, alternate GEMM %s): %lld fp16 GEMMs (exact %lld, flush %lld, alt %lld)\n",
-              std::string(fp16_model_option(c.fp16_model)).c_str(), std::string(fp16_alt_option(c.fp16_alt)).c_str(),
-              static_cast<long long>(n.gemm_calls()), static_cast<long long>(n.exact.gemm_calls),
-              static_cast<long long>(n.flush.gemm_calls), static_cast<long long>(n.alt.gemm_calls));
-  std::printf("  subnormal fp16 GEMM inputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
-              static_cast<long long>(n.subnormal_inputs_flushed()), static_cast<long long>(n.subnormal_inputs_would_flush()));
-  std::printf("  subnormal fp16 GEMM outputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
-              static_cast<long long>(n.subnormal_outputs_flushed()), static_cast<long long>(n.subnormal_outputs_would_flush()));
-  std::string history = "  loss scale: " + c.loss_scale.text();
-  if (s.loss_scale_changes.empty()) history += ", unchanged";
+  std::printf("fp16 numerics (%s model, alternate GEMM %s):", std::string(fp16_model_option(c.fp16_model)).c_str(),
+              std::string(fp16_alt_option(c.fp16_alt)).c_str());
+  if (n.gemm_calls() == 0) {
+    std::printf(" no fp16 GEMM was counted (the runtime reports none to the fp16 policy's counters)\n");
+  } else {
+    std::printf(" %lld fp16 GEMMs (exact %lld, flush %lld, alt %lld)\n", static_cast<long long>(n.gemm_calls()),
+                static_cast<long long>(n.exact.gemm_calls), static_cast<long long>(n.flush.gemm_calls),
+                static_cast<long long>(n.alt.gemm_calls));
+    std::printf("  subnormal fp16 GEMM inputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
+                static_cast<long long>(n.subnormal_inputs_flushed()),
+                static_cast<long long>(n.subnormal_inputs_would_flush()));
+    std::printf("  subnormal fp16 GEMM outputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
+                static_cast<long long>(n.subnormal_outputs_flushed()),
+                static_cast<long long>(n.subnormal_outputs_would_flush()));
+  }
+  std::string history = "  loss scale (" + c.loss_scale.text() + "): " + bench_number(final_scale) + " at the end";
+  if (s.loss_scale_changes.empty()) history += ", unchanged in this run";
   for (std::size_t i = 0; i < s.loss_scale_changes.size() && i < 12; ++i)
-    history.append(i ? ", " : "; ")
+    history.append(i ? ", " : "; changed to ")
         .append(bench_number(s.loss_scale_changes[i].scale))
         .append(" at step ")
         .append(std::to_string(s.loss_scale_changes[i].step));
   if (s.loss_scale_changes.size() > 12) history += ", ... (" + std::to_string(s.loss_scale_changes.size()) + " changes)";
-  std::printf("%s; %lld steps skipped for non-finite gradients\n", history.c_str(), static_cast<long long>(s.skipped_steps));
+  std::printf("%s; %s skipped for non-finite gradients\n", history.c_str(),
+              count_of(s.skipped_steps, "step", "steps").c_str());
 }
 
 }  // namespace
@@ -133,13 +154,13 @@ int run_train(const Args& args) {
 
   const double baseline = unigram_baseline(corpus);
   std::printf("ampkit train: %s\n", model->describe().c_str());
-  std::printf("  %s compute, fp32 master weights; AdamW lr %s (warm-up %lld steps, cosine to %s), weight decay %s, "
-              "clip %s; batch %lld x %lld, %lld steps, seed %llu, %d threads\n",
-              std::string(precision_name(c.precision)).c_str(), bench_number(c.lr).c_str(),
-              static_cast<long long>(c.warmup), bench_number(c.lr / 10).c_str(), bench_number(c.weight_decay).c_str(),
-              c.clip > 0 ? bench_number(c.clip).c_str() : "off", static_cast<long long>(c.batch),
-              static_cast<long long>(c.context), static_cast<long long>(c.steps), static_cast<unsigned long long>(c.seed),
-              num_threads());
+  std::printf("  %s compute, fp32 master weights; AdamW lr %s (warm-up %s, cosine to %s), weight decay %s, clip %s; "
+              "batch %lld x %lld, %s, seed %llu, %s\n",
+              std::string(precision_name(c.precision)).c_str(), short_number(c.lr).c_str(),
+              count_of(c.warmup, "step", "steps").c_str(), short_number(c.lr / 10).c_str(),
+              short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
+              static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
+              static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
   std::printf("  data: %s (%zu file%s, %s bytes, %lld distinct characters): %s train and %s validation tokens; %s\n",
               data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s", format_count(static_cast<double>(corpus.bytes)).c_str(),
               static_cast<long long>(corpus.vocabulary.size()), format_count(static_cast<double>(corpus.train.size())).c_str(),
@@ -162,10 +183,10 @@ int run_train(const Args& args) {
   std::printf("\nvalidation loss %s nats per character, perplexity %s (unigram baseline %s, perplexity %s) after %lld steps\n",
               fixed(s.validation_loss, 4).c_str(), fixed(std::exp(s.validation_loss), 2).c_str(), fixed(baseline, 4).c_str(),
               fixed(std::exp(baseline), 2).c_str(), static_cast<long long>(s.steps));
-  std::printf("throughput: %s tokens/s (%s tokens in %s of training steps, %d threads)\n",
+  std::printf("throughput: %s tokens/s (%s tokens in %s of training steps, %s)\n",
               format_count(s.tokens_per_second).c_str(), format_count(static_cast<double>(tokens)).c_str(),
-              format_duration(s.train_seconds).c_str(), num_threads());
-  print_fp16_report(s, c);
+              format_duration(s.train_seconds).c_str(), count_of(num_threads(), "thread", "threads").c_str());
+  print_fp16_report(s, c, model->loss_scale().scale);
   if (c.log) std::printf("log: %s\n", c.log->c_str());
   if (c.plot) std::printf("plot: %s\n", c.plot->c_str());
   if (c.checkpoint) std::printf("checkpoint: %s (step %lld)\n", c.checkpoint->c_str(), static_cast<long long>(s.steps));

@@ -31,9 +31,10 @@ double mean_validation_loss(TrainModel& model, const std::vector<Batch>& batches
 }
 
 std::string plot_title(const TrainConfig& c) {
-  std::string t = std::string(model_kind_name(c.model)) + ", " + std::to_string(c.depth) +
-                  (c.model == ModelKind::gpt ? " blocks" : " hidden layers") + ", width " + std::to_string(c.width) +
-                  ", " + std::string(precision_name(c.precision));
+  const char* unit = c.model == ModelKind::gpt ? (c.depth == 1 ? " block" : " blocks")
+                                                : (c.depth == 1 ? " hidden layer" : " hidden layers");
+  std::string t = std::string(model_kind_name(c.model)) + ", " + std::to_string(c.depth) + unit + ", width " +
+                  std::to_string(c.width) + ", " + std::string(precision_name(c.precision));
   if (c.precision == Precision::fp16)
     t += " (" + std::string(fp16_model_option(c.fp16_model)) + ", alt " + std::string(fp16_alt_option(c.fp16_alt)) +
          ", loss scale " + c.loss_scale.text() + ")";
@@ -130,11 +131,6 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   summary.first_step = step;
   summary.steps = std::max(step, config.steps);
 
-  std::unique_ptr<std::FILE, FileCloser> log;
-  if (config.log) {
-    log.reset(std::fopen(config.log->c_str(), "w"));
-    if (!log) throw Error(detail::concat("--log '", *config.log, "': cannot open it: ", std::strerror(errno)));
-  }
   const LossCurves plot_base{plot_title(config), {}, {}, unigram_baseline(corpus)};
   auto write_plot = [&] {
     if (!config.plot) return;
@@ -162,7 +158,15 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     const double loss = evaluate(0);
     progress.note(detail::concat("step 0: validation loss ", bench::json_number(std::round(loss * 1e4) / 1e4)));
   }
+  // The log is opened once the model has run (the first evaluation), so that a run refused by
+  // the model leaves an existing log as it was.
+  std::unique_ptr<std::FILE, FileCloser> log;
+  if (config.log) {
+    log.reset(std::fopen(config.log->c_str(), "w"));
+    if (!log) throw Error(detail::concat("--log '", *config.log, "': cannot open it: ", std::strerror(errno)));
+  }
   double last_scale = resume ? resume->loss_scale.scale : model.loss_scale().scale;
+  const double loop_start = clock();
   Batch batch;
   std::int64_t tokens = 0;
   for (; step < config.steps;) {
@@ -196,7 +200,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
       std::fprintf(log.get(), "%s\n", line.str().c_str());
       std::fflush(log.get());
     }
-    progress.update(step, r.loss, tokens_per_second, summary.train_seconds);
+    progress.update(step, r.loss, tokens_per_second, clock() - loop_start);  // wall time: evaluations included
     if (eval_now)
       progress.note(detail::concat("step ", step, ": validation loss ",
                                    bench::json_number(std::round(validation_loss * 1e4) / 1e4)));
