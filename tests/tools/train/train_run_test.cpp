@@ -1,0 +1,259 @@
+// Tests of the training loop of `ampkit train` (tools/ampkit/train/train_run) without the graph
+// runtime: a bigram model with exact, deterministic arithmetic stands in for the GPT. The loop
+// must learn, log one JSON object per step, plot, checkpoint on its cadence, resume bitwise
+// (the interrupted-and-resumed run ends with the same bits as the uninterrupted one), refuse a
+// diverged run, and sample deterministically.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/error.hpp"
+#include "tests/tools/train/train_test_support.hpp"
+#include "tools/ampkit/train/json_value.hpp"
+#include "tools/ampkit/train/rng.hpp"
+#include "tools/ampkit/train/train_run.hpp"
+
+namespace ampkit::tools::train {
+namespace {
+
+// logits(next | token) = W[token]; trained by SGD with momentum (the "optimizer state").
+class BigramModel final : public TrainModel {
+ public:
+  BigramModel(std::int64_t rows, std::int64_t context, std::int64_t vocab, std::uint64_t seed)
+      : rows_(rows), context_(context), vocab_(vocab), w_(static_cast<std::size_t>(vocab * vocab)),
+        m_(w_.size(), 0.0f) {
+    SplitMix64 r(seed);
+    for (float& x : w_) x = static_cast<float>(r.unit() - 0.5) * 0.02f;
+  }
+  std::int64_t nan_at_step = -1;  // makes that step's loss NaN
+
+  std::string describe() const override { return "bigram"; }
+  std::int64_t parameter_count() const override { return vocab_ * vocab_; }
+  std::int64_t rows() const override { return rows_; }
+  std::int64_t context() const override { return context_; }
+  std::int64_t vocab() const override { return vocab_; }
+
+  ModelStep step(const Batch& b, double lr) override {
+    std::vector<float> grad(w_.size(), 0.0f);
+    const double loss = forward(b, &grad);
+    double norm2 = 0.0;
+    for (std::size_t i = 0; i < w_.size(); ++i) {
+      m_[i] = 0.9f * m_[i] + grad[i];
+      w_[i] -= static_cast<float>(lr) * m_[i];
+      norm2 += static_cast<double>(grad[i]) * grad[i];
+    }
+    ++steps_;
+    return {steps_ == nan_at_step ? NAN : loss, std::sqrt(norm2), false, scale_.scale};
+  }
+  double evaluate(const Batch& b) override { return forward(b, nullptr); }
+  void logits(std::span<const std::int32_t> tokens, std::span<float> out) override {
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      std::copy_n(w_.begin() + tokens[i] * vocab_, vocab_, out.begin() + static_cast<std::ptrdiff_t>(i) * vocab_);
+  }
+  std::vector<TensorSpec> tensor_specs() override { return {{"w", {vocab_, vocab_}}, {"w:momentum", {vocab_, vocab_}}}; }
+  std::vector<SafeTensor> save_tensors() override {
+    return {SafeTensor::of_f32("w", {vocab_, vocab_}, w_), SafeTensor::of_f32("w:momentum", {vocab_, vocab_}, m_)};
+  }
+  void load_tensors(const std::vector<SafeTensor>& tensors) override {
+    for (const SafeTensor& t : tensors) (t.name == "w" ? w_ : m_) = t.f32();
+  }
+  std::int64_t optimizer_steps() const override { return steps_; }
+  void set_optimizer_steps(std::int64_t s) override { steps_ = s; }
+  LossScaleSnapshot loss_scale() const override { return scale_; }
+  void set_loss_scale(const LossScaleSnapshot& s) override { scale_ = s; }
+  const std::vector<float>& weights() const { return w_; }
+
+ private:
+  double forward(const Batch& b, std::vector<float>* grad) const {
+    double loss = 0.0;
+    const auto n = static_cast<double>(b.tokens.size());
+    std::vector<double> p(static_cast<std::size_t>(vocab_));
+    for (std::size_t i = 0; i < b.tokens.size(); ++i) {
+      const float* row = w_.data() + b.tokens[i] * vocab_;
+      double top = row[0], z = 0.0;
+      for (std::int64_t v = 1; v < vocab_; ++v) top = std::max(top, static_cast<double>(row[v]));
+      for (std::int64_t v = 0; v < vocab_; ++v) z += p[static_cast<std::size_t>(v)] = std::exp(row[v] - top);
+      loss -= std::log(p[static_cast<std::size_t>(b.targets[i])] / z);
+      if (grad)
+        for (std::int64_t v = 0; v < vocab_; ++v)
+          (*grad)[static_cast<std::size_t>(b.tokens[i] * vocab_ + v)] +=
+              static_cast<float>((p[static_cast<std::size_t>(v)] / z - (v == b.targets[i])) / n);
+    }
+    return loss / n;
+  }
+
+  std::int64_t rows_, context_, vocab_;
+  std::vector<float> w_, m_;
+  std::int64_t steps_ = 0;
+  LossScaleSnapshot scale_{1.0, 0, 0};
+};
+
+Corpus abc_corpus() {
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "abcabcabc\nabcabcabc\nabcabcabc\n%\n";
+  return build_corpus({{"abc", text}});
+}
+
+TrainConfig small_config(const TempDir& dir) {
+  TrainConfig c;
+  c.batch = 4, c.context = 8, c.steps = 60, c.lr = 0.5, c.warmup = 5, c.eval_every = 20, c.seed = 3;
+  c.log = dir.file("log.jsonl");
+  c.plot = dir.file("loss.svg");
+  c.checkpoint = dir.file("run.safetensors");
+  c.checkpoint_every = 20;
+  c.sample_tokens = 12;
+  return c;
+}
+
+struct Quiet {
+  std::FILE* sink = std::tmpfile();
+  ~Quiet() { std::fclose(sink); }
+  RunIo io() const {
+    RunIo io;
+    io.report = sink, io.progress = sink;
+    double t = 0.0;
+    io.clock = [t]() mutable { return t += 0.001; };
+    return io;
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST(TrainRun, LearnsBeatsTheBaselineLogsAndPlots) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  const TrainConfig c = small_config(dir);
+  BigramModel model(c.batch, c.context, corpus.vocabulary.size(), c.seed);
+  const RunSummary s = run_training(model, corpus, c, nullptr, quiet.io());
+  EXPECT_EQ(s.first_step, 0);
+  EXPECT_EQ(s.steps, 60);
+  EXPECT_LT(s.validation_loss, 0.5 * unigram_baseline(corpus));
+  ASSERT_EQ(s.validation_curve.size(), 4u);  // steps 0, 20, 40, 60
+  EXPECT_EQ(s.validation_curve[0].step, 0);
+  EXPECT_NEAR(s.validation_curve[0].loss, std::log(4.0), 0.05);  // 4 characters, nearly uniform at first
+  EXPECT_EQ(s.train_curve.size(), 60u);
+  EXPECT_GT(s.tokens_per_second, 0.0);
+
+  const std::vector<std::string> log = lines_of(slurp(*c.log));
+  ASSERT_EQ(log.size(), 60u);
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const JsonValue v = JsonValue::parse(log[i]);
+    EXPECT_EQ(v.find("step")->as_uint64(), i + 1);
+    for (const char* key : {"loss", "lr", "grad_norm", "loss_scale", "step_ms", "tokens_per_s", "elapsed_s"})
+      EXPECT_TRUE(v.find(key) && v.find(key)->is_number()) << key << " in " << log[i];
+    EXPECT_EQ(v.find("skipped")->kind(), JsonValue::Kind::boolean);
+    EXPECT_EQ(v.find("validation_loss") != nullptr, (i + 1) % 20 == 0) << log[i];
+  }
+  EXPECT_EQ(JsonValue::parse(log[0]).find("lr")->as_double(), 0.1);  // warm-up step 1 of 5
+  const std::string svg = slurp(*c.plot);
+  EXPECT_NE(svg.find("<polyline id=\"train\""), std::string::npos);
+  EXPECT_NE(svg.find("<polyline id=\"validation\""), std::string::npos);
+  const TrainCheckpoint saved = load_checkpoint(*c.checkpoint);
+  EXPECT_EQ(saved.step, 60);
+  EXPECT_EQ(saved.tensors[0].f32(), model.weights());
+  ASSERT_EQ(s.samples.size(), 3u);
+  for (const std::string& text : s.samples) {
+    EXPECT_LE(text.size(), 12u);
+    EXPECT_EQ(text.find_first_not_of("abc\n"), std::string::npos) << text;
+  }
+}
+
+TEST(TrainRun, ResumingAtACheckpointEndsWithTheSameBits) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  const TrainConfig c = small_config(dir);
+  std::vector<std::int64_t> saved_at;
+  RunIo io = quiet.io();
+  io.after_checkpoint = [&](std::int64_t step, const std::string& path) {
+    saved_at.push_back(step);
+    if (step == 20) std::filesystem::copy_file(path, dir.file("at20.safetensors"));
+  };
+  BigramModel whole(c.batch, c.context, corpus.vocabulary.size(), c.seed);
+  run_training(whole, corpus, c, nullptr, io);
+  EXPECT_EQ(saved_at, (std::vector<std::int64_t>{20, 40, 60}));
+  const std::vector<std::string> whole_log = lines_of(slurp(*c.log));
+
+  // A new process: another model instance (another initialization), the checkpoint of step 20.
+  TrainConfig resumed_config = c;
+  resumed_config.log = dir.file("resumed.jsonl");
+  resumed_config.checkpoint = dir.file("resumed.safetensors");
+  const TrainCheckpoint at20 = load_checkpoint(dir.file("at20.safetensors"));
+  EXPECT_EQ(at20.step, 20);
+  BigramModel resumed(c.batch, c.context, corpus.vocabulary.size(), 999);
+  const RunSummary s = run_training(resumed, corpus, resumed_config, &at20, quiet.io());
+  EXPECT_EQ(s.first_step, 20);
+  EXPECT_EQ(resumed.weights(), whole.weights());  // bitwise
+  EXPECT_EQ(resumed.optimizer_steps(), 60);
+  // The loss of every resumed step is the uninterrupted run's, to the last bit.
+  const std::vector<std::string> resumed_log = lines_of(slurp(*resumed_config.log));
+  ASSERT_EQ(resumed_log.size(), 40u);
+  for (std::size_t i = 0; i < resumed_log.size(); ++i) {
+    const JsonValue a = JsonValue::parse(whole_log[i + 20]), b = JsonValue::parse(resumed_log[i]);
+    EXPECT_EQ(a.find("step")->text(), b.find("step")->text());
+    EXPECT_EQ(a.find("loss")->text(), b.find("loss")->text()) << "step " << i + 21;
+    EXPECT_EQ(a.find("lr")->text(), b.find("lr")->text());
+  }
+  // The curves carry on from the checkpoint's.
+  EXPECT_EQ(s.train_curve.size(), 60u);
+  EXPECT_EQ(s.validation_curve.size(), 4u);
+  EXPECT_EQ(load_checkpoint(*resumed_config.checkpoint).tensors[1].f32(),
+            load_checkpoint(*c.checkpoint).tensors[1].f32());  // the optimizer state too
+}
+
+TEST(TrainRun, ADivergedRunStopsWithAClearError) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  TrainConfig c = small_config(dir);
+  c.checkpoint.reset();
+  BigramModel model(c.batch, c.context, corpus.vocabulary.size(), c.seed);
+  model.nan_at_step = 7;
+  try {
+    run_training(model, corpus, c, nullptr, quiet.io());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "the training loss became nan at step 7: the run diverged (try a lower --lr, or --clip)");
+  }
+}
+
+TEST(TrainRun, AModelOfAnotherShapeIsRefused) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  const TrainConfig c = small_config(dir);
+  BigramModel wrong(c.batch, c.context, corpus.vocabulary.size() + 1, c.seed);
+  EXPECT_THROW(run_training(wrong, corpus, c, nullptr, quiet.io()), Error);
+}
+
+TEST(TrainRun, SamplingIsSeededAndGreedyFollowsTheModel) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  TrainConfig c = small_config(dir);
+  c.steps = 200, c.log.reset(), c.plot.reset(), c.checkpoint.reset();
+  BigramModel model(c.batch, c.context, corpus.vocabulary.size(), c.seed);
+  run_training(model, corpus, c, nullptr, quiet.io());
+  const auto greedy = sample_texts(model, corpus.vocabulary, 2, 20, 0.0, 0, 1);
+  ASSERT_EQ(greedy.size(), 2u);
+  EXPECT_EQ(greedy[0], greedy[1]);
+  // After a newline the likeliest is 'a' (3 of 4), after 'c' it is 'a' (2 of 3): greedy loops.
+  EXPECT_EQ(greedy[0], "abcabcabcabcabcabcab");
+  EXPECT_EQ(sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5), sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5));
+  EXPECT_TRUE(sample_texts(model, corpus.vocabulary, 3, 0, 1.0, 0, 5).empty());
+  EXPECT_EQ(sample_texts(model, corpus.vocabulary, 99, 5, 1.0, 0, 5).size(), 4u);  // at most one per row
+}
+
+}  // namespace
+}  // namespace ampkit::tools::train

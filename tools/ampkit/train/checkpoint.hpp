@@ -1,0 +1,75 @@
+// The checkpoint of an `ampkit train` run (tools layer, train/): one safetensors file holding the
+// model's fp32 weights under their own names, the optimizer state and the loss curves under
+// names with a ':' ("h0.attn.qkv.w:adam_m", "run:train_loss"), and in "__metadata__" the format
+// tag, the run configuration (JSON), the step, the data-order RNG state, the loss-scale state,
+// the vocabulary and the data fingerprint. Saved atomically; loaded with every field checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/ampkit/train/config.hpp"
+#include "tools/ampkit/train/corpus.hpp"
+#include "tools/ampkit/train/safetensors.hpp"
+
+namespace ampkit::tools::train {
+
+/// The "format" metadata value of the checkpoints this version writes and reads.
+constexpr const char* kCheckpointFormat = "ampkit-train-1";
+/// The largest checkpoint file read (64 GiB).
+constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{1} << 36;
+
+/// The loss-scale state of the trainer (fp16 dynamic loss scaling).
+struct LossScaleSnapshot {
+  double scale = 1.0;
+  std::int64_t good_steps = 0;     // consecutive finite steps since the last change
+  std::int64_t skipped_steps = 0;  // steps skipped so far for non-finite gradients
+  bool operator==(const LossScaleSnapshot&) const = default;
+};
+
+/// One point of a loss curve.
+struct CurvePoint {
+  std::int64_t step = 0;  // steps done when the loss was measured (1-based for training steps)
+  double loss = 0.0;
+  bool operator==(const CurvePoint&) const = default;
+};
+
+struct TrainCheckpoint {
+  TrainConfig config;                 // the stored fields (config_to_json)
+  std::int64_t step = 0;              // steps run, skipped ones included
+  std::int64_t optimizer_steps = 0;   // steps that updated the parameters (AdamW's bias correction)
+  std::uint64_t data_rng = 0;         // BatchSampler::state()
+  LossScaleSnapshot loss_scale;
+  Vocabulary vocabulary;
+  std::uint64_t data_fingerprint = 0; // Corpus::fingerprint
+  std::vector<CurvePoint> train_curve, validation_curve;
+  std::vector<SafeTensor> tensors;    // the model's: weights, then optimizer state
+};
+
+/// The expected form of one model tensor, to check a loaded checkpoint against.
+struct TensorSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;  // F32
+};
+
+SafeTensorsFile checkpoint_to_file(const TrainCheckpoint& checkpoint);
+/// Throws ampkit::Error "<what>: ..." when the format tag, a metadata field or a curve is
+/// missing or malformed.
+TrainCheckpoint checkpoint_from_file(const SafeTensorsFile& file, std::string_view what);
+
+/// Writes `checkpoint` to `path` atomically (files.hpp). Throws ampkit::Error.
+void save_checkpoint(const std::string& path, const TrainCheckpoint& checkpoint);
+/// Reads and checks the checkpoint at `path`. Throws ampkit::Error "checkpoint '<path>': ...".
+TrainCheckpoint load_checkpoint(const std::string& path);
+
+/// Checks that the checkpoint's model tensors are exactly `expected` (names, F32, shapes):
+/// throws ampkit::Error "<what>: ..." naming the first missing, unexpected or mismatched tensor.
+void check_checkpoint_tensors(const TrainCheckpoint& checkpoint, const std::vector<TensorSpec>& expected,
+                              std::string_view what);
+
+/// "[384, 128]".
+std::string shape_string(const std::vector<std::int64_t>& shape);
+
+}  // namespace ampkit::tools::train

@@ -1,0 +1,163 @@
+// The model of `ampkit train` built with the graph runtime (tools layer, train/): TrainModel on
+// top of ampkit::graph::Trainer (ampkit/graph/trainer.hpp). The only file of the command that
+// calls the runtime; everything else sees TrainModel (model.hpp).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ampkit/core/error.hpp"
+#include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/progress.hpp"
+
+#if __has_include("ampkit/graph/trainer.hpp")
+#include "ampkit/graph/trainer.hpp"
+#define AMPKIT_TRAIN_HAVE_GRAPH 1
+#endif
+
+namespace ampkit::tools::train {
+
+#ifdef AMPKIT_TRAIN_HAVE_GRAPH
+namespace {
+
+graph::LossScaleConfig loss_scale_config(const LossScaleSetting& s) {
+  graph::LossScaleConfig c;  // dynamic: the runtime's defaults
+  if (s.mode == LossScaleSetting::Mode::dynamic) return c;
+  const auto scale = static_cast<float>(s.mode == LossScaleSetting::Mode::fixed ? s.value : 1.0);
+  c.initial_scale = scale;
+  c.growth = 1.0f;
+  c.backoff = 1.0f;
+  c.min_scale = scale;
+  return c;
+}
+
+graph::TrainerConfig trainer_config(const TrainConfig& t) {
+  graph::TrainerConfig c;
+  c.batch = t.batch;
+  c.micro_batches = 1;
+  c.compute = t.precision == Precision::fp32 ? DType::f32 : t.precision == Precision::bf16 ? DType::bf16 : DType::f16;
+  c.optimizer.kind = graph::OptimizerKind::adamw;
+  c.optimizer.lr = static_cast<float>(t.lr);
+  c.optimizer.weight_decay = static_cast<float>(t.weight_decay);
+  c.clip_norm = static_cast<float>(t.clip);
+  c.loss_scale = loss_scale_config(t.loss_scale);
+  c.seed = t.seed;
+  return c;
+}
+
+class GraphModel final : public TrainModel {
+ public:
+  GraphModel(const TrainConfig& t, std::int64_t vocab) : trainer_(build(t, vocab)), config_(t), vocab_(vocab) {
+    for (const std::string& name : trainer_.parameter_names())
+      for (const graph::NamedTensor& n : trainer_.tensors())
+        if (n.name == name) parameters_ += n.numel();
+  }
+
+  std::string describe() const override {
+    const std::string count = format_count(static_cast<double>(parameters_));
+    if (config_.model == ModelKind::gpt)
+      return detail::concat("gpt: ", config_.depth, config_.depth == 1 ? " block" : " blocks", ", width ", config_.width,
+                            ", ", config_.heads, config_.heads == 1 ? " head" : " heads", ", context ", config_.context,
+                            ", ", vocab_, " characters: ", count, " parameters");
+    return detail::concat("mlp: ", config_.depth, config_.depth == 1 ? " hidden layer" : " hidden layers", " of ",
+                          config_.hidden(), ", width ", config_.width, ", context ", config_.context, ", ", vocab_,
+                          " characters: ", count, " parameters");
+  }
+  std::int64_t parameter_count() const override { return parameters_; }
+  std::int64_t rows() const override { return config_.batch; }
+  std::int64_t context() const override { return config_.context; }
+  std::int64_t vocab() const override { return vocab_; }
+
+  ModelStep step(const Batch& batch, double lr) override {
+    set_learning_rate(static_cast<float>(lr));
+    const graph::StepResult r = trainer_.step(batch.tokens, batch.targets);
+    return {r.loss, r.grad_norm, r.skipped, r.loss_scale};
+  }
+  double evaluate(const Batch& batch) override { return trainer_.evaluate(batch.tokens, batch.targets); }
+  void logits(std::span<const std::int32_t> tokens, std::span<float> out) override { trainer_.logits(tokens, out); }
+
+  std::vector<TensorSpec> tensor_specs() override {
+    std::vector<TensorSpec> specs;
+    for (const graph::NamedTensor& n : trainer_.tensors()) specs.push_back({n.name, n.shape});
+    return specs;
+  }
+  std::vector<SafeTensor> save_tensors() override {
+    std::vector<SafeTensor> out;
+    for (const graph::NamedTensor& n : trainer_.tensors()) {
+      if (n.dtype != DType::f32)
+        throw Error(detail::concat("checkpoint: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype), ", not f32"),
+                    ErrorKind::internal);
+      out.push_back(SafeTensor::of_f32(n.name, n.shape, {n.data, static_cast<std::size_t>(n.numel())}));
+    }
+    return out;
+  }
+  void load_tensors(const std::vector<SafeTensor>& tensors) override {
+    for (const SafeTensor& t : tensors) {
+      const std::vector<float> values = t.f32();
+      trainer_.set_tensor(t.name, values);
+    }
+  }
+  std::int64_t optimizer_steps() const override { return trainer_.step_count(); }
+  void set_optimizer_steps(std::int64_t steps) override { trainer_.set_step_count(steps); }
+  LossScaleSnapshot loss_scale() const override {
+    const graph::LossScaleState s = trainer_.loss_scale();
+    return {s.scale, s.good_steps, s.skipped_steps};
+  }
+  void set_loss_scale(const LossScaleSnapshot& s) override {
+    trainer_.set_loss_scale({static_cast<float>(s.scale), s.good_steps, s.skipped_steps});
+  }
+
+ private:
+  static graph::Trainer build(const TrainConfig& t, std::int64_t vocab) {
+    if (t.model == ModelKind::gpt) {
+      graph::GptConfig g;
+      g.vocab = vocab, g.seq_len = t.context, g.dim = t.width, g.heads = t.heads, g.layers = t.depth;
+      return graph::Trainer::gpt(g, trainer_config(t));
+    }
+    graph::MlpConfig m;
+    m.vocab = vocab, m.seq_len = t.context, m.dim = t.width, m.hidden = t.hidden(), m.layers = t.depth;
+    return graph::Trainer::mlp(m, trainer_config(t));
+  }
+
+  // The schedule's rate for the next step. graph::Trainer fixes the rate at construction in
+  // TrainerConfig::optimizer.lr; until it has a setter, a schedule cannot be applied.
+  void set_learning_rate(float lr) {
+    if (!apply_learning_rate(trainer_, lr) && lr != static_cast<float>(config_.lr) && !warned_) {
+      warned_ = true;
+      std::fprintf(stderr, "ampkit train: warning: the graph runtime has no per-step learning rate yet: training at "
+                           "the constant rate --lr instead of the warm-up + cosine schedule\n");
+    }
+  }
+  template <typename T>
+  static bool apply_learning_rate(T& trainer, float lr) {
+    if constexpr (requires { trainer.set_learning_rate(lr); }) {
+      trainer.set_learning_rate(lr);
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  graph::Trainer trainer_;
+  TrainConfig config_;
+  std::int64_t vocab_;
+  std::int64_t parameters_ = 0;
+  bool warned_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int64_t vocab) {
+  return std::make_unique<GraphModel>(config, vocab);
+}
+
+#else
+
+std::unique_ptr<TrainModel> make_graph_model(const TrainConfig&, std::int64_t) {
+  throw Error("this build of ampkit has no training-graph runtime (ampkit/graph/trainer.hpp) yet", ErrorKind::unsupported);
+}
+
+#endif
+
+}  // namespace ampkit::tools::train

@@ -1,0 +1,197 @@
+// `ampkit train` (tools layer, train/): parses the options (or resumes a checkpoint and merges
+// them), checks every output path and the data up front, builds the model (graph_model.cpp),
+// runs the loop (train_run.cpp) and prints what the run reached: validation loss and perplexity
+// against the unigram baseline, throughput, the fp16 numerics and loss-scale history, samples.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/core/threading.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/train/checkpoint.hpp"
+#include "tools/ampkit/train/config.hpp"
+#include "tools/ampkit/train/corpus.hpp"
+#include "tools/ampkit/train/files.hpp"
+#include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/progress.hpp"
+#include "tools/ampkit/train/train_run.hpp"
+
+namespace ampkit::tools {
+namespace {
+
+using namespace train;
+
+std::string bench_number(double v) { return bench::json_number(v); }
+
+// "3e-3", "0.1", "1": three significant digits.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// "1 thread", "2 threads".
+std::string count_of(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Parameters, optimizer state, gradients and activations, roughly: refused up front when they
+// cannot fit in the memory available now.
+void require_run_memory(const TrainConfig& c, std::int64_t vocab) {
+  const double w = static_cast<double>(c.width), d = static_cast<double>(c.depth), v = static_cast<double>(vocab);
+  const double rows = static_cast<double>(c.batch) * static_cast<double>(c.context);
+  const double params = c.model == ModelKind::gpt ? 2 * v * w + static_cast<double>(c.context) * w + d * 12 * w * w
+                                                  : v * w + d * 4 * w * w + 4 * w * v;
+  const double attention = c.model == ModelKind::gpt ? static_cast<double>(c.heads) * static_cast<double>(c.context) : 0.0;
+  const double activations = rows * (d * (24 * w + 2 * attention) + 3 * v);
+  bench::require_memory("train", "--width, --depth, --batch and --context", 4.0 * (5 * params + 2 * activations));
+}
+
+std::vector<std::string> data_paths(const TrainConfig& c) {
+  if (!c.data.empty()) return {c.data};
+  require_default_corpus();
+  return default_corpus_paths();
+}
+
+void print_samples(const RunSummary& s, const TrainConfig& c) {
+  if (s.samples.empty()) return;
+  std::printf("\nsamples (temperature %s, top-k %s, seed %llu):\n", fixed(c.temperature, 2).c_str(),
+              c.top_k > 0 ? std::to_string(c.top_k).c_str() : "all", static_cast<unsigned long long>(c.seed));
+  for (const std::string& text : s.samples) {
+    std::string block = "  | ";
+    for (const char ch : text) block += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
+    std::printf("%s\n\n", block.c_str());
+  }
+}
+
+void print_fp16_report(const RunSummary& s, const TrainConfig& c, double final_scale) {
+  if (c.precision != Precision::fp16) return;
+  const Fp16Counters n = fp16_counters();
+  std::printf("fp16 numerics (%s model, alternate GEMM %s):", std::string(fp16_model_option(c.fp16_model)).c_str(),
+              std::string(fp16_alt_option(c.fp16_alt)).c_str());
+  if (n.gemm_calls() == 0) {
+    std::printf(" no fp16 GEMM was counted (the runtime reports none to the fp16 policy's counters)\n");
+  } else {
+    std::printf(" %lld fp16 GEMMs (exact %lld, flush %lld, alt %lld)\n", static_cast<long long>(n.gemm_calls()),
+                static_cast<long long>(n.exact.gemm_calls), static_cast<long long>(n.flush.gemm_calls),
+                static_cast<long long>(n.alt.gemm_calls));
+    std::printf("  subnormal fp16 GEMM inputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
+                static_cast<long long>(n.subnormal_inputs_flushed()),
+                static_cast<long long>(n.subnormal_inputs_would_flush()));
+    std::printf("  subnormal fp16 GEMM outputs: %lld flushed to zero, %lld more that an MI200 would have flushed\n",
+                static_cast<long long>(n.subnormal_outputs_flushed()),
+                static_cast<long long>(n.subnormal_outputs_would_flush()));
+  }
+  std::string history = "  loss scale (" + c.loss_scale.text() + "): " + bench_number(final_scale) + " at the end";
+  if (s.loss_scale_changes.empty()) history += ", unchanged in this run";
+  for (std::size_t i = 0; i < s.loss_scale_changes.size() && i < 12; ++i)
+    history.append(i ? ", " : "; changed to ")
+        .append(bench_number(s.loss_scale_changes[i].scale))
+        .append(" at step ")
+        .append(std::to_string(s.loss_scale_changes[i].step));
+  if (s.loss_scale_changes.size() > 12) history += ", ... (" + std::to_string(s.loss_scale_changes.size()) + " changes)";
+  std::printf("%s; %s skipped for non-finite gradients\n", history.c_str(),
+              count_of(s.skipped_steps, "step", "steps").c_str());
+}
+
+}  // namespace
+
+int run_train(const Args& args) {
+  std::optional<TrainOptions> parsed = parse_train_options(args);
+  if (!parsed) return 0;
+  TrainOptions options = std::move(*parsed);
+  std::optional<TrainCheckpoint> resumed;
+  std::vector<std::string> notes;
+  if (options.config.resume) {
+    resumed = load_checkpoint(*options.config.resume);
+    merge_resumed_config(options, resumed->config, &notes);
+  }
+  const TrainConfig& c = options.config;
+  // Outputs are checked before minutes of training, not after.
+  if (c.log) check_output_path(*c.log, "--log");
+  if (c.plot) check_output_path(*c.plot, "--plot");
+  if (c.checkpoint) check_output_path(*c.checkpoint, "--checkpoint");
+
+  const std::vector<std::string> paths = data_paths(c);
+  const Corpus corpus = load_corpus(paths);
+  const std::string data_name = c.data.empty() ? std::string(kDefaultCorpusFolder) : c.data;
+  for (const auto& [part, stream] : {std::pair{"training", &corpus.train}, std::pair{"validation", &corpus.validation}})
+    if (static_cast<std::int64_t>(stream->size()) < c.context + 1)
+      throw Error(detail::concat(data_name, ": the ", part, " text has ", stream->size(), " characters, but --context ",
+                                 c.context, " needs at least ", c.context + 1, " (", corpus.split,
+                                 "): give more text or a smaller --context"));
+  if (resumed) {
+    const std::string what = "--resume '" + *c.resume + "'";
+    if (resumed->data_fingerprint != corpus.fingerprint)
+      throw Error(detail::concat(what, ": the training text ", data_name,
+                                 " is not the text the checkpoint was trained on (its contents changed)"));
+    if (!(resumed->vocabulary == corpus.vocabulary))
+      throw Error(detail::concat(what, ": the checkpoint's vocabulary differs from the data's"));
+  }
+  if (c.threads > 0) set_num_threads(c.threads);
+  if (c.precision == Precision::fp16) {
+    set_fp16_device_model(c.fp16_model);
+    set_gemm_fp16_alt_impl(c.fp16_alt);
+  }
+  require_run_memory(c, corpus.vocabulary.size());
+  const std::unique_ptr<TrainModel> model = make_graph_model(c, corpus.vocabulary.size());
+  if (resumed) check_checkpoint_tensors(*resumed, model->tensor_specs(), "--resume '" + *c.resume + "'");
+
+  const double baseline = unigram_baseline(corpus);
+  std::printf("ampkit train: %s\n", model->describe().c_str());
+  std::printf("  %s compute, fp32 master weights; AdamW lr %s (warm-up %s, cosine to %s), weight decay %s, clip %s; "
+              "batch %lld x %lld, %s, seed %llu, %s\n",
+              std::string(precision_name(c.precision)).c_str(), short_number(c.lr).c_str(),
+              count_of(c.warmup, "step", "steps").c_str(), short_number(c.lr / 10).c_str(),
+              short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
+              static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
+              static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
+  std::printf("  data: %s (%zu file%s, %s bytes, %lld distinct characters): %s train and %s validation tokens; %s\n",
+              data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s", format_count(static_cast<double>(corpus.bytes)).c_str(),
+              static_cast<long long>(corpus.vocabulary.size()), format_count(static_cast<double>(corpus.train.size())).c_str(),
+              format_count(static_cast<double>(corpus.validation.size())).c_str(), corpus.split.c_str());
+  std::printf("  unigram baseline: %s nats per character (the loss of a model that ignores context)\n",
+              fixed(baseline, 4).c_str());
+  if (resumed) {
+    std::printf("  resuming %s at step %lld\n", c.resume->c_str(), static_cast<long long>(resumed->step));
+    for (const std::string& n : notes) std::printf("  note: %s: the loss no longer follows the saved run's\n", n.c_str());
+  }
+  std::fflush(stdout);
+
+  reset_fp16_counters();
+  RunIo io;
+  io.live = is_terminal(stderr);
+  io.columns = io.live ? terminal_columns(stderr) : 0;
+  const RunSummary s = run_training(*model, corpus, c, resumed ? &*resumed : nullptr, io);
+
+  const std::int64_t tokens = (s.steps - s.first_step) * c.batch * c.context;
+  std::printf("\nvalidation loss %s nats per character, perplexity %s (unigram baseline %s, perplexity %s) after %lld steps\n",
+              fixed(s.validation_loss, 4).c_str(), fixed(std::exp(s.validation_loss), 2).c_str(), fixed(baseline, 4).c_str(),
+              fixed(std::exp(baseline), 2).c_str(), static_cast<long long>(s.steps));
+  std::printf("throughput: %s tokens/s (%s tokens in %s of training steps, %s)\n",
+              format_count(s.tokens_per_second).c_str(), format_count(static_cast<double>(tokens)).c_str(),
+              format_duration(s.train_seconds).c_str(), count_of(num_threads(), "thread", "threads").c_str());
+  print_fp16_report(s, c, model->loss_scale().scale);
+  if (c.log) std::printf("log: %s\n", c.log->c_str());
+  if (c.plot) std::printf("plot: %s\n", c.plot->c_str());
+  if (c.checkpoint) std::printf("checkpoint: %s (step %lld)\n", c.checkpoint->c_str(), static_cast<long long>(s.steps));
+  print_samples(s, c);
+  return 0;
+}
+
+}  // namespace ampkit::tools
