@@ -313,6 +313,12 @@ void Trainer::set_tensor(const std::string& name, std::span<const float> values)
 }
 
 std::int64_t Trainer::step_count() const { return state_->steps; }
+void Trainer::set_learning_rate(float lr) {
+  if (!std::isfinite(lr) || lr < 0.0f)
+    fail("graph::Trainer::set_learning_rate", "lr must be finite and >= 0, but got ", lr);
+  state_->config.optimizer.lr = lr;
+}
+
 void Trainer::set_step_count(std::int64_t steps) {
   if (steps < 0) fail("graph::Trainer::set_step_count", "steps must be >= 0, but got ", steps);
   state_->steps = steps;

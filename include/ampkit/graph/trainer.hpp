@@ -145,6 +145,10 @@ class Trainer {
   /// name or a wrong count. The compute copies are refreshed at the next step.
   void set_tensor(const std::string& name, std::span<const float> values);
 
+  /// The learning rate of the next steps (a schedule sets it before each step); finite, >= 0.
+  /// Throws ampkit::Error otherwise.
+  void set_learning_rate(float lr);
+
   /// Optimizer steps taken (skipped steps not counted); AdamW bias correction uses it.
   std::int64_t step_count() const;
   void set_step_count(std::int64_t steps);

@@ -120,30 +120,13 @@ class GraphModel final : public TrainModel {
     return graph::Trainer::mlp(m, trainer_config(t));
   }
 
-  // The schedule's rate for the next step. graph::Trainer fixes the rate at construction in
-  // TrainerConfig::optimizer.lr; until it has a setter, a schedule cannot be applied.
-  void set_learning_rate(float lr) {
-    if (!apply_learning_rate(trainer_, lr) && lr != static_cast<float>(config_.lr) && !warned_) {
-      warned_ = true;
-      std::fprintf(stderr, "ampkit train: warning: the graph runtime has no per-step learning rate yet: training at "
-                           "the constant rate --lr instead of the warm-up + cosine schedule\n");
-    }
-  }
-  template <typename T>
-  static bool apply_learning_rate(T& trainer, float lr) {
-    if constexpr (requires { trainer.set_learning_rate(lr); }) {
-      trainer.set_learning_rate(lr);
-      return true;
-    } else {
-      return false;
-    }
-  }
+  // The schedule's rate for the next step.
+  void set_learning_rate(float lr) { trainer_.set_learning_rate(lr); }
 
   graph::Trainer trainer_;
   TrainConfig config_;
   std::int64_t vocab_;
   std::int64_t parameters_ = 0;
-  bool warned_ = false;
 };
 
 }  // namespace
