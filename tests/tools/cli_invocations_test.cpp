@@ -88,6 +88,8 @@ const Invocation kInvocations[] = {
     {"", "info --kernels", 0, ""},
     {"OMP_NUM_THREADS=4,2", "info", 0, ""},
     {"", "check fp16 --fp16-model mi200 --batch 16 --in 8 --out 8", 0, ""},
+    {"", "bench train --steps 0", 2, "ampkit bench train: error: --steps .*"},
+    {"", "bench train --precision fp8", 2, "ampkit bench train: error: --precision .*"},
 };
 
 struct Outcome {
