@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "ampkit/graph/trainer.hpp"
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/norm.hpp"
@@ -181,5 +182,20 @@ TEST(NoAllocation, GemmSmallCallsAndWorkspaceRelease) {
   }
 }
 
+
+// A training step of a small GPT (graph executor, optimizer, clipping) after warm-up.
+TEST(NoAllocation, TrainerStep) {
+  // The GEMM reference (AMPKIT_ISA=ref) keeps its operands in fresh double vectors.
+  if (active_isa() == Isa::ref) GTEST_SKIP() << "the GEMM reference allocates by design";
+  graph::GptConfig model;
+  model.vocab = 17, model.seq_len = 8, model.dim = 16, model.heads = 2, model.layers = 1;
+  graph::TrainerConfig config;
+  config.batch = 2, config.compute = DType::bf16, config.clip_norm = 1.0f, config.seed = 1;
+  graph::Trainer trainer = graph::Trainer::gpt(model, config);
+  std::vector<std::int32_t> tokens(16), targets(16);
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>(i % 17), targets[i] = static_cast<std::int32_t>((i * 5) % 17);
+  trainer.step(tokens, targets);
+  EXPECT_EQ(allocations_after_warm_up([&] { trainer.step(tokens, targets); }, 20), 0);
+}
 }  // namespace
 }  // namespace ampkit
