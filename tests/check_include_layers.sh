@@ -8,6 +8,13 @@ cd "$root" || exit 2
 status=0
 checked=0
 
+# The tracked files under a prefix (every file when the tree is not a git checkout, e.g. a tarball).
+list_files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files "$1"
+  elif [ -d "$1" ]; then find "$1" -type f | sort
+  fi
+}
+
 # allowed <file prefix> <regex of include paths it may use>
 check() {
   local prefix=$1 allowed=$2 f inc
@@ -19,7 +26,7 @@ check() {
         status=1
       fi
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-  done < <(git ls-files "$prefix" | grep -E '\.(hpp|cpp|h|cu|cuh)$')
+  done < <(list_files "$prefix" | grep -E '\.(hpp|cpp|h|cu|cuh)$')
 }
 
 pub_core='ampkit/core/'
