@@ -68,7 +68,26 @@ inline ::testing::AssertionResult same_bytes(const char* what, const Buffer& a, 
   return ::testing::AssertionFailure() << what << " differs between the two runs";
 }
 
-/// Runs f, expects an ampkit::Error whose message contains every one of `parts`.
+/// Runs f, expects an ampkit::Error of `kind` whose message contains every one of `parts`.
+inline ::testing::AssertionResult fails_with(const std::function<void()>& f, ErrorKind kind,
+                                             const std::vector<const char*>& parts) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const char* part : parts)
+      if (message.find(part) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part
+                                             << "\"";
+    if (e.kind() != kind)
+      return ::testing::AssertionFailure() << "message \"" << message << "\" has kind "
+                                           << error_kind_name(e.kind());
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no ampkit::Error thrown";
+}
+
+/// Runs f, expects an ampkit::Error (of any kind) whose message contains every one of `parts`.
 inline ::testing::AssertionResult throws_with(const std::function<void()>& f,
                                               std::initializer_list<const char*> parts) {
   try {

@@ -316,24 +316,6 @@ class IdScope {
   std::int32_t saved_;
 };
 
-// Runs f, expects an ampkit::Error of `kind` whose message contains every one of `parts`.
-::testing::AssertionResult fails_with(const std::function<void()>& f, ErrorKind kind,
-                                      const std::vector<const char*>& parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    for (const char* part : parts)
-      if (message.find(part) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
-    if (e.kind() != kind)
-      return ::testing::AssertionFailure() << "message \"" << message << "\" has kind "
-                                           << error_kind_name(e.kind());
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "no ampkit::Error thrown";
-}
-
 TEST(Embedding, BadArgumentsAreRejectedAndNothingIsWritten) {
   std::mt19937_64 rng(3);
   const std::int64_t tokens = 4, vocab = 5, dim = 3;
