@@ -8,14 +8,28 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "ampkit/core/error.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/executor.hpp"
 #include "ampkit/graph/passes.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::graph::testing {
+
+/// Runs call, expects an ampkit::Error whose message contains `fragment`.
+template <typename Call>
+inline void expect_error(Call call, const char* fragment) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
 
 using ampkit::testing::Buffer;
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "ampkit/core/error.hpp"
+#include "graph/graph_test_support.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/modules.hpp"
 #include "ampkit/graph/passes.hpp"
@@ -19,15 +20,7 @@
 namespace ampkit::graph {
 namespace {
 
-template <typename Call>
-void expect_error(Call call, const char* fragment) {
-  try {
-    call();
-    ADD_FAILURE() << "no error; expected '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 std::map<OpKind, int> count_ops(const Graph& g) {
   std::map<OpKind, int> n;

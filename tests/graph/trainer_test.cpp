@@ -13,20 +13,13 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "graph/graph_test_support.hpp"
 #include "ampkit/graph/trainer.hpp"
 
 namespace ampkit::graph {
 namespace {
 
-template <typename Call>
-void expect_error(Call call, const char* fragment) {
-  try {
-    call();
-    ADD_FAILURE() << "no error; expected '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 std::vector<std::int32_t> random_ids(std::mt19937_64& rng, std::size_t n, std::int64_t vocab) {
   std::uniform_int_distribution<std::int32_t> d(0, static_cast<std::int32_t>(vocab - 1));
