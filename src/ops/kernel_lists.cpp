@@ -8,6 +8,7 @@
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
+#include "ops/kernel_registry.hpp"
 #include "ops/norm/norm_kernels.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
@@ -15,17 +16,9 @@
 namespace ampkit {
 namespace {
 
-// The list with each entry's machine reason; the first entry the machine can run is marked.
-template <class Entry>
-KernelList describe(const char* op, std::span<const Entry> list) {
-  KernelList out{op, {}};
-  bool chosen = false;
-  for (const Entry& entry : list) {
-    const char* why = ops::kernel_unavailable_reason(entry.needs);
-    out.kernels.push_back({entry.name, why != nullptr ? why : "", why == nullptr && !chosen});
-    chosen = chosen || why == nullptr;
-  }
-  return out;
+template <class Problem, class RunFn>
+KernelList describe(const char* op, std::span<const ops::KernelEntry<Problem, RunFn>> list) {
+  return {op, ops::kernel_availability(list)};
 }
 
 }  // namespace

@@ -69,4 +69,19 @@ std::vector<KernelStatus> kernel_statuses(std::span<const KernelEntry<Problem, R
   return out;
 }
 
+/// Every entry with the reason it cannot run on this machine now, asking no problem (an entry
+/// that also declines problems says so per call, in kernel_statuses); the first available one
+/// marked. For kernel_lists() and `ampkit info --kernels`.
+template <class Problem, class RunFn>
+std::vector<KernelStatus> kernel_availability(std::span<const KernelEntry<Problem, RunFn>> list) {
+  std::vector<KernelStatus> out;
+  bool chosen = false;
+  for (const auto& entry : list) {
+    const char* why = kernel_unavailable_reason(entry.needs);
+    out.push_back({entry.name, why != nullptr ? why : "", why == nullptr && !chosen});
+    chosen = chosen || why == nullptr;
+  }
+  return out;
+}
+
 }  // namespace ampkit::ops

@@ -11,20 +11,20 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/graph/trainer.hpp"
+#include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+// The median of per-step samples (seconds), as every bench command computes it.
+double median(std::vector<double> v) { return bench::summarize_samples(std::move(v), 1).median_ms; }
 
 struct Measured {
   double step_s = 0.0, nodes_s = 0.0;
