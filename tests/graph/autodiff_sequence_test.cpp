@@ -12,33 +12,8 @@
 namespace ampkit::graph {
 namespace {
 
+using testing::expect_gradients_match_fd;
 using testing::TrainGraph;
-
-// As in autodiff_test.cpp: h = 1e-2 on an f32 loss, atol 3e-4, rtol 1e-2.
-void expect_gradients_match_fd(TrainGraph& t, const std::vector<ValueId>& values) {
-  constexpr double h = 1e-2, atol = 3e-4, rtol = 1e-2;
-  t.run();
-  std::vector<std::vector<double>> gradients;
-  for (ValueId v : values) gradients.push_back(t.gradient(v));
-  double largest = 0.0;
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    const ValueId v = values[k];
-    for (std::size_t i = 0; i < gradients[k].size(); ++i) {
-      const auto e = static_cast<std::int64_t>(i);
-      const double orig = t.get(v, e);
-      t.set(v, e, orig + h);
-      const double xp = t.get(v, e), lp = t.forward();
-      t.set(v, e, orig - h);
-      const double xm = t.get(v, e), lm = t.forward();
-      t.set(v, e, orig);
-      const double fd = (lp - lm) / (xp - xm);
-      largest = std::max(largest, std::fabs(gradients[k][i]));
-      EXPECT_NEAR(gradients[k][i], fd, atol + rtol * std::fabs(fd))
-          << "d loss / d " << t.graph().value(v).name << "[" << i << "]";
-    }
-  }
-  EXPECT_GT(largest, 30 * atol) << "gradients too small for the check to mean anything";
-}
 
 TEST(GraphAutodiffSequence, TokenAndPositionEmbeddings) {
   Graph g;
