@@ -78,6 +78,17 @@ Fp16Mode resolve_mode(std::initializer_list<DType> operands, NodeRecord& record)
   return record.fp16_mode;
 }
 
+// The node's GEMMs into its record and the process-wide fp16 counters.
+void add_gemm_reports(const LinearReport& report, NodeRecord& record) {
+  record.gemm_calls = report.gemm_count;
+  for (int i = 0; i < report.gemm_count; ++i) {
+    const GemmReport& r = report.gemms[i];
+    record.fp16_subnormal_inputs += r.fp16_subnormal_inputs;
+    record.fp16_subnormal_outputs += r.fp16_subnormal_outputs;
+    add_fp16_gemm_report(r);
+  }
+}
+
 void linear(const Operands& o, const Attributes& a, NodeRecord& record) {
   LinearForwardArgs args;
   args.x = o.in(0);
@@ -88,7 +99,9 @@ void linear(const Operands& o, const Attributes& a, NodeRecord& record) {
   args.gelu = a.gelu;
   args.gelu_variant = a.gelu_variant;
   args.fp16_mode = resolve_mode({args.x.dtype, args.w.dtype}, record);
-  linear_forward(args);
+  LinearReport report;
+  linear_forward(args, &report);
+  add_gemm_reports(report, record);
 }
 
 void linear_backward_node(const Operands& o, const Attributes& a, NodeRecord& record) {
@@ -104,7 +117,9 @@ void linear_backward_node(const Operands& o, const Attributes& a, NodeRecord& re
   args.below_gelu = a.below_gelu;
   args.below_gelu_variant = a.gelu_variant;
   args.fp16_mode = resolve_mode({args.dy.dtype, args.x.dtype, args.w.dtype}, record);
-  linear_backward(args);
+  LinearReport report;
+  linear_backward(args, &report);
+  add_gemm_reports(report, record);
 }
 
 void norm_forward(const Operands& o, const Attributes& a, bool layer) {
@@ -178,6 +193,8 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
   const Operands o(g, n, data);
   const Attributes& a = n.attrs;
   record.fp16_gemm = false;
+  record.gemm_calls = 0;
+  record.fp16_subnormal_inputs = record.fp16_subnormal_outputs = 0;
   switch (n.op) {
     case OpKind::Embedding: return embedding_forward(o.in_flat(0), o.in(1), o.out_2d(0));
     case OpKind::Linear: return linear(o, a, record);

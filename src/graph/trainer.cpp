@@ -5,6 +5,7 @@
 // users through trainer.hpp.
 #include "ampkit/graph/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -90,6 +91,27 @@ struct Trainer::State {
   std::int64_t steps = 0;
   std::vector<TensorView> grads, accs;
   std::string dump;
+  std::vector<NodeFp16Totals> fp16_totals;  // the fp16 GEMM nodes, summed over step()'s runs
+
+  // Adds the last run's fp16 GEMM counters of each node to fp16_totals.
+  void add_fp16_records() {
+    const Graph& g = exec->graph();
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+      const NodeRecord& r = exec->records()[i];
+      if (!r.fp16_gemm) continue;
+      auto it = std::find_if(fp16_totals.begin(), fp16_totals.end(),
+                             [&](const NodeFp16Totals& t) { return t.node == static_cast<int>(i); });
+      if (it == fp16_totals.end()) {
+        fp16_totals.push_back({static_cast<int>(i), std::string(op_name(g.nodes[i].op)), g.nodes[i].name,
+                               r.backward, r.fp16_mode});
+        it = fp16_totals.end() - 1;
+      }
+      it->mode = r.fp16_mode;
+      it->gemm_calls += r.gemm_calls;
+      it->subnormal_inputs += r.fp16_subnormal_inputs;
+      it->subnormal_outputs += r.fp16_subnormal_outputs;
+    }
+  }
 
   explicit State(const TrainerConfig& c) : config(c), scaler(c.loss_scale) {}
 
@@ -206,6 +228,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   for (std::int64_t k = 0; k < micro; ++k) {
     s.load(tokens, targets, k);
     s.exec->run();
+    s.add_fp16_records();
     loss_sum += s.loss();
     if (micro > 1)
       for (std::size_t i = 0; i < s.params.size(); ++i) {
@@ -339,6 +362,8 @@ std::vector<NodeTiming> Trainer::node_timings() const {
                    state_->exec->records()[i].seconds});
   return out;
 }
+
+std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->fp16_totals; }
 
 std::string Trainer::graph_dump() const { return state_->dump; }
 

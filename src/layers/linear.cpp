@@ -397,25 +397,31 @@ std::string check_message(const char* fn, Validate validate) noexcept {
 
 }  // namespace
 
-void linear_forward(const LinearForwardArgs& args) {
+void linear_forward(const LinearForwardArgs& args, LinearReport* report) {
   const GemmArgs g = plan_forward(args);
+  LinearReport local;
+  LinearReport& out = report != nullptr ? *report : local;
+  out = LinearReport{};
   if (g.m == 0 || g.n == 0) return;  // y is empty
-  gemm(g);
+  gemm(g, &out.gemms[out.gemm_count++]);
 }
 
-void linear_backward(const LinearBackwardArgs& args) {
+void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
   BackwardPlan plan;
   validate_backward(args, plan);
+  LinearReport local;
+  LinearReport& out = report != nullptr ? *report : local;
+  out = LinearReport{};
   if (!args.dy.present) return;
   plan_backward(args, plan);
   // Every GEMM is valid (validate_backward covers gemm's checks); none of them reads what
   // another writes (checked above).
-  if (plan.run_dx) gemm(plan.dx);
+  if (plan.run_dx) gemm(plan.dx, &out.gemms[out.gemm_count++]);
   if (plan.zero_below_db)
     std::memset(args.below_db.data, 0,
                 static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype));
-  if (plan.run_dw) gemm(plan.dw);
-  if (plan.run_db_alone) gemm(plan.db_alone);
+  if (plan.run_dw) gemm(plan.dw, &out.gemms[out.gemm_count++]);
+  if (plan.run_db_alone) gemm(plan.db_alone, &out.gemms[out.gemm_count++]);
 }
 
 std::string linear_check(const LinearForwardArgs& args) noexcept {

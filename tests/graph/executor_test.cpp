@@ -140,8 +140,34 @@ TEST(GraphExecutor, Mi200BackwardAltKeepsWeightGradientsThatFlushLoses) {
     for (double v : t.gradient(w)) m = std::max(m, std::fabs(v));
     return m;
   };
+  const Fp16Counters before = fp16_counters();
   const double per_pass = largest_dw();
   EXPECT_GT(per_pass, 0x1p-24);
+  // Each GEMM node records the subnormal x it read: the forward flushed all 32, the backward's
+  // dw GEMM (alt) read them too; the process-wide counters grew by the same amounts.
+  std::int64_t inputs = 0, outputs = 0, calls = 0;
+  for (std::size_t i = 0; i < t.graph().nodes.size(); ++i) {
+    const Node& n = t.graph().nodes[i];
+    const NodeRecord& r = t.executor().records()[i];
+    if (n.op == OpKind::Linear) {
+      EXPECT_EQ(r.fp16_mode, Fp16Mode::flush);
+      EXPECT_EQ(r.fp16_subnormal_inputs, 32);
+    }
+    if (n.op == OpKind::LinearBackward) {
+      EXPECT_EQ(r.fp16_mode, Fp16Mode::alt);
+      EXPECT_EQ(r.fp16_subnormal_inputs, 32);
+    }
+    if (n.op != OpKind::Linear && n.op != OpKind::LinearBackward) EXPECT_EQ(r.gemm_calls, 0);
+    inputs += r.fp16_subnormal_inputs;
+    outputs += r.fp16_subnormal_outputs;
+    calls += r.gemm_calls;
+  }
+  const Fp16Counters after = fp16_counters();
+  EXPECT_EQ(calls, after.gemm_calls() - before.gemm_calls());
+  EXPECT_EQ(inputs, (after.flush.subnormal_inputs + after.alt.subnormal_inputs) -
+                        (before.flush.subnormal_inputs + before.alt.subnormal_inputs));
+  EXPECT_EQ(outputs, (after.flush.subnormal_outputs + after.alt.subnormal_outputs) -
+                         (before.flush.subnormal_outputs + before.alt.subnormal_outputs));
   set_gemm_fp16_alt_impl(AltImplChoice::original);
   EXPECT_EQ(largest_dw(), 0.0);
 }

@@ -15,6 +15,8 @@
 #include "ampkit/core/error.hpp"
 #include "graph/graph_test_support.hpp"
 #include "ampkit/graph/trainer.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "numerics/policy_test_support.hpp"
 
 namespace ampkit::graph {
 namespace {
@@ -246,6 +248,41 @@ TEST(GraphTrainer, Fp16LossScalingSkipsOverflowAndGrows) {
   EXPECT_EQ(t.step_count(), 2);
   EXPECT_TRUE(std::isfinite(r.loss));
   EXPECT_NE(snapshot(t), before);
+}
+
+// fp16_node_totals: one entry per fp16 GEMM node, forward ones in the MI200 model's flush mode
+// and backward ones in alt, with every run of step() counted (2 steps x 2 micro-batches); none
+// for bf16 compute.
+TEST(GraphTrainer, Fp16NodeTotalsCountEveryGemmOfEveryStep) {
+  ampkit::testing::PolicyEnvScope env;
+  set_fp16_device_model(Fp16DeviceModel::mi200);
+  std::mt19937_64 rng(8);
+  const MlpConfig m = small_mlp();
+  TrainerConfig c;
+  c.batch = 3;
+  c.micro_batches = 2;
+  c.compute = DType::f16;
+  Trainer t = Trainer::mlp(m, c);
+  EXPECT_TRUE(t.fp16_node_totals().empty());
+  const auto ids = random_ids(rng, 30, m.vocab), y = random_ids(rng, 30, m.vocab);
+  t.step(ids, y);
+  t.step(ids, y);
+  const std::vector<NodeFp16Totals> totals = t.fp16_node_totals();
+  int forward = 0, backward = 0;
+  for (const NodeFp16Totals& n : totals) {
+    SCOPED_TRACE(n.name);
+    EXPECT_EQ(n.mode, n.backward ? Fp16Mode::alt : Fp16Mode::flush);
+    EXPECT_EQ(n.op, n.backward ? "LinearBackward" : "Linear");
+    EXPECT_EQ(n.gemm_calls % 4, 0);  // the same GEMMs in each of the 4 runs
+    EXPECT_GT(n.gemm_calls, 0);
+    (n.backward ? backward : forward) += 1;
+  }
+  EXPECT_GT(forward, 0);
+  EXPECT_EQ(forward, backward);
+  c.compute = DType::bf16;
+  Trainer b = Trainer::mlp(m, c);
+  b.step(ids, y);
+  EXPECT_TRUE(b.fp16_node_totals().empty());
 }
 
 TEST(GraphTrainer, CheckpointRestoresTheNextStepBitForBit) {

@@ -504,6 +504,55 @@ TEST(Linear, Fp16ModeIsHandedToEveryGemm) {
   }
 }
 
+// The LinearReport holds one GemmReport per GEMM run, in order, each the same as gemm's own
+// report of that call: here every x element is an fp16 subnormal, so the forward GEMM and the dw
+// GEMM each count batch * in subnormal inputs; the dx GEMM (dy w) reads none.
+TEST(Linear, ReportsEachGemmItRan) {
+  const std::int64_t batch = 3, in = 5, out = 4;
+  Buffer x(DType::f16, batch * in), w(DType::f16, out * in), dy(DType::f16, batch * out);
+  for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, 0x1p-20);
+  for (std::int64_t i = 0; i < w.size(); ++i) w.set(i, 1.0);
+  for (std::int64_t i = 0; i < dy.size(); ++i) dy.set(i, 0.5);
+  Buffer y(DType::f16, batch * out), dx(DType::f32, batch * in), dw(DType::f32, out * in), db(DType::f32, out);
+  LinearForwardArgs f;
+  f.x = TensorView(x.data(), DType::f16, {batch, in});
+  f.w = TensorView(w.data(), DType::f16, {out, in});
+  f.y = TensorView(y.data(), DType::f16, {batch, out});
+  f.fp16_mode = Fp16Mode::flush;
+  LinearReport report;
+  report.gemm_count = 7;  // overwritten, not added to
+  linear_forward(f, &report);
+  ASSERT_EQ(report.gemm_count, 1);
+  EXPECT_TRUE(report.gemms[0].fp16);
+  EXPECT_EQ(report.gemms[0].fp16_mode, Fp16Mode::flush);
+  EXPECT_EQ(report.gemms[0].fp16_subnormal_inputs, batch * in);
+  EXPECT_EQ(report.gemms[0].fp16_subnormal_outputs, 0);  // flushed inputs: y = 0
+  EXPECT_STREQ(report.gemms[0].kernel, linear_kernel_name(f));
+
+  LinearBackwardArgs g;
+  g.dy = TensorView(dy.data(), DType::f16, {batch, out});
+  g.x = f.x;
+  g.w = f.w;
+  g.dx = TensorView(dx.data(), DType::f32, {batch, in});
+  g.dw = TensorView(dw.data(), DType::f32, {out, in});
+  g.db = TensorView(db.data(), DType::f32, {out});
+  g.fp16_mode = Fp16Mode::alt;
+  linear_backward(g, &report);
+  ASSERT_EQ(report.gemm_count, 2);  // dx, then dw with BGRADB for db
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(report.gemms[i].fp16_mode, Fp16Mode::alt);
+  EXPECT_EQ(report.gemms[0].fp16_subnormal_inputs, 0);
+  EXPECT_EQ(report.gemms[1].fp16_subnormal_inputs, batch * in);
+  g.dw = TensorView();  // db alone: one bias-gradient GEMM
+  g.dx = TensorView();
+  linear_backward(g, &report);
+  ASSERT_EQ(report.gemm_count, 1);
+  // Nothing to compute: an empty report.
+  g.dy = TensorView();
+  g.db = TensorView();
+  linear_backward(g, &report);
+  EXPECT_EQ(report.gemm_count, 0);
+}
+
 // Results do not depend on the thread count (gemm splits reductions by data blocks).
 TEST(Linear, OneAndTwoThreadsGiveIdenticalBits) {
   const std::uint64_t seed = testing::fresh_seed();

@@ -14,5 +14,6 @@ int run_bench_norm(const Args& args);   // bench/norm.cpp: LayerNorm/RMSNorm vs 
 int run_bench_train(const Args& args);  // bench/train.cpp: a training step, per node kind
 int run_check_fp16(const Args& args);   // check/fp16.cpp: fp16 underflow and the policy that fixes it
 int run_train(const Args& args);        // train/train_command.cpp: train a character-level model on text
+int run_sample(const Args& args);       // train/sample_command.cpp: continue a prompt from a checkpoint
 
 }  // namespace ampkit::tools

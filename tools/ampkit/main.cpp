@@ -10,6 +10,7 @@ using ampkit::tools::cli::Command;
 
 constexpr Command kCommands[] = {
     {"train", "", ampkit::tools::run_train, "train a small GPT (or MLP) on text: progress, log, plot, checkpoints"},
+    {"sample", "", ampkit::tools::run_sample, "continue a prompt with text sampled from a training checkpoint"},
     {"info", "", ampkit::tools::run_info, "CPU features, active ISA, threads; --kernels: each op's kernel list"},
     {"bench", "gemm", ampkit::tools::run_bench_gemm, "gemm GFLOP/s vs the machine's peaks, OpenBLAS, oneDNN"},
     {"bench", "linear", ampkit::tools::run_bench_linear, "Linear forward/backward GFLOP/s vs peaks and peers"},

@@ -3,7 +3,9 @@
 // values whose lifetimes (producer .. last reader) do not overlap. The executor owns the graph
 // and the arena (allocated once, at construction), runs nodes in order through the public ops,
 // enters a BackwardPassGuard around tagged nodes, resolves the fp16 GEMM mode of each GEMM node
-// on the calling thread and records it, with the node's time. Used by the trainer and tests.
+// on the calling thread and records it, with the node's time and fp16 counters (which it also
+// adds to the process-wide counters of ampkit/numerics/fp16_policy.hpp). Used by the trainer
+// and tests.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +41,12 @@ struct NodeRecord {
   bool backward = false;    // ran inside a BackwardPassGuard
   bool fp16_gemm = false;   // a GEMM node (Linear, LinearBackward) with an f16 GEMM operand
   Fp16Mode fp16_mode = Fp16Mode::exact;  // the mode resolved for it (when fp16_gemm)
+  int gemm_calls = 0;                     // GEMMs the node ran
+  // Summed over the node's GEMMs (when fp16_gemm): f16 subnormal operand elements read, and
+  // f16 outputs that rounded to a subnormal. Under the flush mode these were flushed to zero;
+  // under exact and alt an MI200 would have flushed them (docs/NUMERICS.md).
+  std::int64_t fp16_subnormal_inputs = 0;
+  std::int64_t fp16_subnormal_outputs = 0;
 };
 
 class Executor {

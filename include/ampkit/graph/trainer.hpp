@@ -111,6 +111,21 @@ struct NodeTiming {
   double seconds = 0.0;
 };
 
+/// The fp16 GEMMs of one node, summed over every run of step() (forward and backward of every
+/// micro-batch). Under Fp16Mode::flush the subnormal values were flushed to zero; under exact and
+/// alt an MI200 would have flushed them (alt rounds the operands to bf16, which has no such
+/// subnormals: the counts say what the alternate path rescued).
+struct NodeFp16Totals {
+  int node = 0;            // index in the training graph
+  std::string op;          // "Linear", "LinearBackward"
+  std::string name;        // "h0.mlp.fc1", "h0.mlp.fc1.bwd"
+  bool backward = false;   // tagged as backward (ran inside a BackwardPassGuard)
+  Fp16Mode mode = Fp16Mode::exact;  // the mode of the last run
+  std::int64_t gemm_calls = 0;
+  std::int64_t subnormal_inputs = 0;   // f16 subnormal GEMM operand elements read
+  std::int64_t subnormal_outputs = 0;  // f16 GEMM outputs that rounded to a subnormal
+};
+
 class Trainer {
  public:
   /// Builds the model's training graph (forward, autodiff, passes, memory plan) and initializes
@@ -162,6 +177,9 @@ class Trainer {
 
   /// Per-node timings of the last forward+backward run.
   std::vector<NodeTiming> node_timings() const;
+  /// Every node that ran an fp16 GEMM in step(), in graph order of first appearance, with its
+  /// counters summed since the trainer was built. Empty for f32 and bf16 compute.
+  std::vector<NodeFp16Totals> fp16_node_totals() const;
   /// The training graph as text (graph/ir.hpp dump), after the passes.
   std::string graph_dump() const;
 

@@ -60,17 +60,25 @@ struct LinearBackwardArgs {
   Fp16Mode fp16_mode = Fp16Mode::alt;  // handed to gemm; alt = the default backward policy
 };
 
+/// What a Linear call did: the report of each GEMM it ran, in order (forward: the one GEMM;
+/// backward: dx, then dw, then a bias-gradient-only GEMM when db is wanted without dw). The
+/// fp16 counters of the graph executor and of `ampkit train` come from here.
+struct LinearReport {
+  int gemm_count = 0;
+  GemmReport gemms[3];
+};
+
 /// Runs the forward GEMM (epilogue BIAS, GELU_BIAS, GELU_AUX_BIAS, GELU, GELU_AUX or DEFAULT).
 /// Throws ampkit::Error naming the argument (y and aux untouched) on bad shapes, null or
 /// overlapping buffers, a bias/aux dtype other than y's or f32, or aux without gelu
 /// (unsupported: device memory).
-void linear_forward(const LinearForwardArgs& args);
+void linear_forward(const LinearForwardArgs& args, LinearReport* report = nullptr);
 
 /// Runs the dx GEMM (DEFAULT, DGELU or DGELU_BGRAD) and the dw GEMM (DEFAULT or BGRADB).
 /// Throws ampkit::Error (no output written) on bad shapes, null or overlapping buffers, a
 /// missing x (for dw) / w (for dx) / below_aux (for below_gelu), below_db without below_gelu,
 /// or a db/below_db/below_aux dtype other than allowed.
-void linear_backward(const LinearBackwardArgs& args);
+void linear_backward(const LinearBackwardArgs& args, LinearReport* report = nullptr);
 
 /// Empty when the call with `args` would run; otherwise the message it would throw. Never
 /// throws.

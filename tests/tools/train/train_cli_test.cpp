@@ -1,6 +1,6 @@
-// `ampkit train` run as a user would (the built binary): --help, bad options (exit 2), bad data,
-// outputs and checkpoints (exit 1), each with its one line on stderr; and a short end-to-end
-// run with every output, where the build has the training-graph runtime.
+// `ampkit train` and `ampkit sample` run as a user would (the built binary): --help, bad options
+// (exit 2), bad data, outputs and checkpoints (exit 1), each with its one line on stderr; a short
+// end-to-end run with every output and a resume; sampling from its checkpoint; the fp16 report.
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -22,15 +22,25 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome run_train(const TempDir& dir, const std::string& args) {
+// Runs `ampkit <command_and_args>`.
+Outcome run_ampkit(const TempDir& dir, const std::string& command_and_args) {
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const std::string command = AMPKIT_CLI_PATH " train " + args + " >" + out + " 2>" + err + " </dev/null";
+  const std::string command = AMPKIT_CLI_PATH " " + command_and_args + " >" + out + " 2>" + err + " </dev/null";
   const int status = std::system(command.c_str());
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   o.out = slurp(out);
   o.err = slurp(err);
   return o;
+}
+
+Outcome run_train(const TempDir& dir, const std::string& args) { return run_ampkit(dir, "train " + args); }
+
+// dir/fox.txt: 200 short documents in the fortunes format.
+void write_fox_text(const TempDir& dir) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "The quick brown fox " + std::to_string(i % 7) + " jumps over the lazy dog.\n%\n";
+  spit(dir.file("fox.txt"), text);
 }
 
 void expect_error(const TempDir& dir, const std::string& args, int code, const std::string& pattern) {
@@ -89,16 +99,12 @@ TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
 // A short real run with every output, then a resume; skipped while the build has no runtime.
 TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   TempDir dir;
-  std::string text;
-  for (int i = 0; i < 200; ++i) text += "The quick brown fox " + std::to_string(i % 7) + " jumps over the lazy dog.\n%\n";
-  spit(dir.file("fox.txt"), text);
+  write_fox_text(dir);
   const std::string common = "--data " + dir.file("fox.txt") +
                              " --width 16 --heads 2 --depth 1 --context 16 --batch 4 --eval-every 5 --sample-tokens 20"
                              " --precision fp32 --threads 1";
   const Outcome o = run_train(dir, common + " --steps 10 --log " + dir.file("log.jsonl") + " --plot " + dir.file("loss.svg") +
                                        " --checkpoint " + dir.file("run.safetensors"));
-  if (o.exit_code == 1 && o.err.find("no training-graph runtime") != std::string::npos)
-    GTEST_SKIP() << "this build has no training-graph runtime yet";
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("validation loss "), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("perplexity"), std::string::npos);
@@ -114,6 +120,48 @@ TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   EXPECT_NE(more.out.find("resuming"), std::string::npos);
   expect_error(dir, "--resume " + dir.file("run.safetensors") + " --width 32 --heads 2", 1,
                "ampkit train: error: --resume: the checkpoint was saved with --width 16, but this run has --width 32 .*");
+}
+
+// `ampkit sample` continues a prompt from a checkpoint, the same text for the same seed; a prompt
+// character the model never saw, a missing checkpoint and a missing --checkpoint are refused
+// with one line.
+TEST(TrainCli, SampleContinuesAPromptFromACheckpoint) {
+  TempDir dir;
+  write_fox_text(dir);
+  const Outcome o = run_train(dir, "--data " + dir.file("fox.txt") +
+                                       " --width 16 --heads 2 --depth 1 --context 16 --batch 4 --steps 4 --eval-every 0"
+                                       " --sample-tokens 0 --precision fp32 --threads 1 --checkpoint " +
+                                       dir.file("run.safetensors"));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string sample = "sample --checkpoint " + dir.file("run.safetensors") + " --tokens 12 --seed 3 --samples 2";
+  const Outcome a = run_ampkit(dir, sample + " --prompt 'The qu'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out.rfind("The qu", 0), 0u) << a.out;
+  EXPECT_NE(a.out.find("\nThe qu"), std::string::npos) << a.out;  // the second text
+  EXPECT_EQ(run_ampkit(dir, sample + " --prompt 'The qu'").out, a.out);
+  const Outcome unseen = run_ampkit(dir, sample + " --prompt 'Zebra'");
+  EXPECT_EQ(unseen.exit_code, 1);
+  EXPECT_NE(unseen.err.find("--prompt: the character 'Z' (U+005A) is not in the model's vocabulary"), std::string::npos)
+      << unseen.err;
+  EXPECT_EQ(run_ampkit(dir, "sample --checkpoint " + dir.file("absent.safetensors")).exit_code, 1);
+  const Outcome usage = run_ampkit(dir, "sample --prompt x");
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_EQ(usage.err, "ampkit sample: error: --checkpoint FILE is required\n");
+}
+
+// fp16 under the MI200 model: the run ends with the fp16 numerics summary and its table per
+// layer, the forward GEMMs in flush and the backward ones in alt (the default policy).
+TEST(TrainCli, Fp16RunReportsEachLayersGemms) {
+  TempDir dir;
+  write_fox_text(dir);
+  const Outcome o = run_train(dir, "--data " + dir.file("fox.txt") +
+                                       " --width 16 --heads 2 --depth 1 --context 16 --batch 4 --steps 3 --eval-every 0"
+                                       " --sample-tokens 0 --precision fp16 --fp16-model mi200 --threads 1");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("fp16 numerics (mi200 model, alternate GEMM auto):"), std::string::npos) << o.out;
+  for (const char* layer : {"h0.attn.qkv", "h0.attn.proj", "h0.mlp.fc1", "h0.mlp.fc2", "head"})
+    EXPECT_TRUE(std::regex_search(o.out, std::regex(std::string("\n    ") + layer + " +flush [0-9]+ / [0-9]+ +alt [0-9]+ / [0-9]+\n")))
+        << layer << "\n" << o.out;
 }
 
 }  // namespace

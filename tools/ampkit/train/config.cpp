@@ -25,7 +25,10 @@ namespace {
 
 constexpr double kMaxLossScale = 16777216.0;  // 2^24
 
-// A finite number in [lo, hi] (each bound inclusive).
+std::string number_text(double v) { return bench::json_number(v); }
+
+}  // namespace
+
 double parse_number(std::string_view text, std::string_view option, double lo, double hi) {
   double v = 0.0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -33,10 +36,6 @@ double parse_number(std::string_view text, std::string_view option, double lo, d
     usage_fail(option, " expects a number in [", lo, ", ", hi, "], but got '", text, "'");
   return v;
 }
-
-std::string number_text(double v) { return bench::json_number(v); }
-
-}  // namespace
 
 std::string_view model_kind_name(ModelKind m) { return m == ModelKind::gpt ? "gpt" : "mlp"; }
 std::string_view precision_name(Precision p) {

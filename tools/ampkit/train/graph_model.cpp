@@ -1,6 +1,7 @@
 // The model of `ampkit train` built with the graph runtime (tools layer, train/): TrainModel on
 // top of ampkit::graph::Trainer (ampkit/graph/trainer.hpp). The only file of the command that
 // calls the runtime; everything else sees TrainModel (model.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -103,6 +104,26 @@ class GraphModel final : public TrainModel {
   LossScaleSnapshot loss_scale() const override {
     const graph::LossScaleState s = trainer_.loss_scale();
     return {s.scale, s.good_steps, s.skipped_steps};
+  }
+  std::vector<Fp16LayerCounters> fp16_layers() const override {
+    std::vector<Fp16LayerCounters> layers;
+    for (const graph::NodeFp16Totals& t : trainer_.fp16_node_totals()) {
+      // The backward node of layer "x" is "x.bwd" (graph/autodiff.cpp).
+      const bool bwd = t.name.size() > 4 && t.name.ends_with(".bwd");
+      const std::string layer = bwd ? t.name.substr(0, t.name.size() - 4) : t.name;
+      auto it = std::find_if(layers.begin(), layers.end(), [&](const Fp16LayerCounters& l) { return l.layer == layer; });
+      if (it == layers.end()) {
+        layers.push_back({layer, {}, {}});
+        it = layers.end() - 1;
+      }
+      Fp16LayerCounters::Pass& pass = t.backward ? it->backward : it->forward;
+      pass.ran = true;
+      pass.mode = t.mode;
+      pass.gemm_calls += t.gemm_calls;
+      pass.subnormal_inputs += t.subnormal_inputs;
+      pass.subnormal_outputs += t.subnormal_outputs;
+    }
+    return layers;
   }
   void set_loss_scale(const LossScaleSnapshot& s) override {
     trainer_.set_loss_scale({static_cast<float>(s.scale), s.good_steps, s.skipped_steps});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ampkit/ops/gemm.hpp"
 #include "tools/ampkit/train/checkpoint.hpp"
 #include "tools/ampkit/train/config.hpp"
 #include "tools/ampkit/train/corpus.hpp"
@@ -23,6 +24,17 @@ struct ModelStep {
   double grad_norm = 0.0;   // global gradient norm before clipping
   bool skipped = false;     // non-finite gradients (fp16): no update, the loss scale backed off
   double loss_scale = 1.0;  // the scale this step used
+};
+
+/// The fp16 GEMMs of one layer (a Linear: its forward node and its backward node), summed over
+/// the training steps of this process (model.hpp's step()).
+struct Fp16LayerCounters {
+  std::string layer;                 // "h0.mlp.fc1"
+  struct Pass {
+    bool ran = false;
+    Fp16Mode mode = Fp16Mode::exact;
+    std::int64_t gemm_calls = 0, subnormal_inputs = 0, subnormal_outputs = 0;
+  } forward, backward;
 };
 
 class TrainModel {
@@ -54,6 +66,8 @@ class TrainModel {
   virtual std::int64_t optimizer_steps() const = 0;
   virtual void set_optimizer_steps(std::int64_t steps) = 0;
   virtual LossScaleSnapshot loss_scale() const = 0;
+  /// Per-layer fp16 GEMM counters (empty unless the compute is fp16).
+  virtual std::vector<Fp16LayerCounters> fp16_layers() const { return {}; }
   virtual void set_loss_scale(const LossScaleSnapshot& state) = 0;
 };
 

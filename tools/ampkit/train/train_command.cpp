@@ -2,6 +2,7 @@
 // them), checks every output path and the data up front, builds the model (graph_model.cpp),
 // runs the loop (train_run.cpp) and prints what the run reached: validation loss and perplexity
 // against the unigram baseline, throughput, the fp16 numerics and loss-scale history, samples.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -77,6 +78,25 @@ void print_samples(const RunSummary& s, const TrainConfig& c) {
     for (const char ch : text) block += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
     std::printf("%s\n\n", block.c_str());
   }
+}
+
+// One cell of the per-layer table: "flush 12 / 0" (mode, subnormal inputs / outputs).
+std::string fp16_pass_cell(const Fp16LayerCounters::Pass& p) {
+  if (!p.ran) return "-";
+  return std::string(fp16_mode_name(p.mode)) + " " + std::to_string(p.subnormal_inputs) + " / " +
+         std::to_string(p.subnormal_outputs);
+}
+
+void print_fp16_layers(const std::vector<Fp16LayerCounters>& layers) {
+  if (layers.empty()) return;
+  std::printf("  per layer, over the training steps: mode, then subnormal fp16 GEMM inputs / outputs (flushed\n"
+              "  under flush; under exact and alt, what an MI200 would have flushed):\n");
+  std::size_t width = 5;
+  for (const Fp16LayerCounters& l : layers) width = std::max(width, l.layer.size());
+  std::printf("    %-*s  %-24s  %s\n", static_cast<int>(width), "layer", "forward", "backward");
+  for (const Fp16LayerCounters& l : layers)
+    std::printf("    %-*s  %-24s  %s\n", static_cast<int>(width), l.layer.c_str(), fp16_pass_cell(l.forward).c_str(),
+                fp16_pass_cell(l.backward).c_str());
 }
 
 void print_fp16_report(const RunSummary& s, const TrainConfig& c, double final_scale) {
@@ -187,6 +207,7 @@ int run_train(const Args& args) {
               format_count(s.tokens_per_second).c_str(), format_count(static_cast<double>(tokens)).c_str(),
               format_duration(s.train_seconds).c_str(), count_of(num_threads(), "thread", "threads").c_str());
   print_fp16_report(s, c, model->loss_scale().scale);
+  if (c.precision == Precision::fp16) print_fp16_layers(model->fp16_layers());
   if (c.log) std::printf("log: %s\n", c.log->c_str());
   if (c.plot) std::printf("plot: %s\n", c.plot->c_str());
   if (c.checkpoint) std::printf("checkpoint: %s (step %lld)\n", c.checkpoint->c_str(), static_cast<long long>(s.steps));

@@ -61,7 +61,8 @@ TrainCheckpoint make_checkpoint(TrainModel& model, const Corpus& corpus, const T
 }
 
 std::vector<std::string> sample_texts(TrainModel& model, const Vocabulary& vocabulary, std::int64_t count,
-                                      std::int64_t length, double temperature, std::int64_t top_k, std::uint64_t seed) {
+                                      std::int64_t length, double temperature, std::int64_t top_k, std::uint64_t seed,
+                                      std::span<const std::int32_t> prompt) {
   const std::int64_t rows = model.rows(), context = model.context(), vocab = model.vocab();
   count = std::min(count, rows);
   if (count <= 0 || length <= 0) return {};
@@ -76,8 +77,10 @@ std::vector<std::string> sample_texts(TrainModel& model, const Vocabulary& vocab
   for (std::int64_t t = 0; t < length; ++t) {
     if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
     for (std::int64_t r = 0; r < count; ++r) {
-      // The row's context: the start token and the text so far, its last `context` tokens.
+      // The row's context: the start token, the prompt and the text so far, its last `context`
+      // tokens.
       std::vector<std::int32_t> seq{start};
+      seq.insert(seq.end(), prompt.begin(), prompt.end());
       const auto& text = texts[static_cast<std::size_t>(r)];
       seq.insert(seq.end(), text.begin(), text.end());
       const std::int64_t n = std::min<std::int64_t>(context, static_cast<std::int64_t>(seq.size()));

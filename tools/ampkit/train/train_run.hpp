@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,11 @@ TrainCheckpoint make_checkpoint(TrainModel& model, const Corpus& corpus, const T
                                 std::uint64_t data_rng, const std::vector<CurvePoint>& train_curve,
                                 const std::vector<CurvePoint>& validation_curve);
 
-/// Samples `count` texts of at most `length` characters from `model`, each starting after a
-/// newline and ending early at a blank line. Deterministic for a seed.
+/// Samples `count` (<= model.rows()) texts of at most `length` characters from `model`, each
+/// continuing a newline and then `prompt`, and ending early at a blank line; the prompt is not
+/// part of the returned texts. Deterministic for a seed.
 std::vector<std::string> sample_texts(TrainModel& model, const Vocabulary& vocabulary, std::int64_t count,
-                                      std::int64_t length, double temperature, std::int64_t top_k, std::uint64_t seed);
+                                      std::int64_t length, double temperature, std::int64_t top_k, std::uint64_t seed,
+                                      std::span<const std::int32_t> prompt = {});
 
 }  // namespace ampkit::tools::train
