@@ -1,7 +1,8 @@
 // `ampkit bench train` (tools layer, bench/): one training step of the default small GPT of
 // `ampkit train` (2 blocks, width 128, 4 heads, context 64, batch 32, vocabulary 113), fused and
 // unfused: step time, the sum of the executor's per-node times, the rest (optimizer, clipping,
-// loss scaling, executor dispatch), the time per node kind, and heap growth in the steady state.
+// loss scaling, executor dispatch), the time per node kind, and heap growth in the steady state;
+// beside it the same step in PyTorch (bench/torch_train_step.py, peers/torch_train_peer.hpp).
 #include <malloc.h>
 
 #include <algorithm>
@@ -16,7 +17,9 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/graph/trainer.hpp"
+#include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
+#include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
 
@@ -78,34 +81,55 @@ Measured measure(DType compute, bool fuse, std::int64_t steps) {
 }  // namespace
 
 int run_bench_train(const Args& args) {
-  std::optional<std::string> precision;
+  std::optional<std::string> precision, peer;
   std::optional<std::int64_t> steps;
+  std::vector<int> thread_counts;
   cli::OptionParser parser("bench train",
                            "One training step of ampkit train's default GPT (2 blocks, width 128, 4 heads, context\n"
                            "64, batch 32), fused and unfused: medians of step time, summed node time, the rest, and\n"
-                           "the time per node kind; heap growth over the timed steps.");
+                           "the time per node kind; heap growth over the timed steps; the same step in PyTorch.");
   parser.choice("--precision", {"fp32", "bf16", "fp16"}, &precision, "compute dtype (default bf16)")
-      .integer("--steps", "N", 1, 100000, &steps, "timed steps after 3 warm-up steps (default 20)");
+      .integer("--steps", "N", 1, 100000, &steps, "timed steps after 3 warm-up steps (default 20)")
+      .integer_list("--threads", "N,M", 1, cli::kMaxThreads, &thread_counts,
+                    "thread counts to measure (default: OMP_NUM_THREADS or the cores)")
+      .choice("--peer", {"pytorch", "none"}, &peer,
+              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can import torch");
   if (!parser.parse(args)) return 0;
   const std::string p = precision.value_or("bf16");
   const DType compute = p == "fp32" ? DType::f32 : p == "fp16" ? DType::f16 : DType::bf16;
   const std::int64_t n = steps.value_or(20);
-  std::printf("bench train: %s compute, %d threads, %lld timed steps (medians)\n", p.c_str(), num_threads(),
-              static_cast<long long>(n));
-  const Measured fused = measure(compute, true, n), unfused = measure(compute, false, n);
-  std::printf("\n%-10s %10s %10s %10s %8s %12s %14s\n", "graph", "step ms", "nodes ms", "rest ms", "rest %",
-              "tokens/s", "heap growth B");
-  for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
-    const double rest = m.step_s - m.nodes_s;
-    std::printf("%-10s %10.2f %10.2f %10.2f %7.1f%% %12.0f %14lld\n", label, 1e3 * m.step_s, 1e3 * m.nodes_s,
-                1e3 * rest, 100.0 * rest / m.step_s, 32.0 * 64.0 / m.step_s, m.heap_growth);
+  if (thread_counts.empty()) thread_counts.push_back(num_threads());
+  const bool with_peer = peer.value_or("pytorch") == "pytorch";
+  for (const int threads : thread_counts) {
+    set_num_threads(threads);
+    std::printf("bench train: %s compute, %d threads, %lld timed steps (medians)\n", p.c_str(), num_threads(),
+                static_cast<long long>(n));
+    const Measured fused = measure(compute, true, n), unfused = measure(compute, false, n);
+    std::printf("\n%-10s %10s %10s %10s %8s %12s %14s\n", "graph", "step ms", "nodes ms", "rest ms", "rest %",
+                "tokens/s", "heap growth B");
+    for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
+      const double rest = m.step_s - m.nodes_s;
+      std::printf("%-10s %10.2f %10.2f %10.2f %7.1f%% %12.0f %14lld\n", label, 1e3 * m.step_s, 1e3 * m.nodes_s,
+                  1e3 * rest, 100.0 * rest / m.step_s, 32.0 * 64.0 / m.step_s, m.heap_growth);
+    }
+    if (with_peer) {
+      std::string why;
+      const std::optional<bench::TorchStep> torch = bench::run_torch_train_peer(p, threads, n, why);
+      if (torch)
+        std::printf("%-10s %10.2f %10s %10s %8s %12.0f   PyTorch %s; ampkit fused is %.2fx its speed\n", "pytorch",
+                    torch->step_ms, "", "", "", 32.0 * 64.0 / (1e-3 * torch->step_ms), torch->version.c_str(),
+                    torch->step_ms / (1e3 * fused.step_s));
+      else
+        std::printf("pytorch    (not measured: %s)\n", why.c_str());
+    }
+    std::printf("\nfused graph, time per node kind (ms per step, share of the node time):\n");
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [op, s] : fused.per_kind_s) order.push_back({s, op});
+    std::sort(order.rbegin(), order.rend());
+    for (const auto& [s, op] : order) std::printf("  %-28s %8.3f %6.1f%%\n", op.c_str(), 1e3 * s, 100.0 * s / fused.nodes_s);
+    std::printf("\n");
   }
-  std::printf("\nfused graph, time per node kind (ms per step, share of the node time):\n");
-  std::vector<std::pair<double, std::string>> order;
-  for (const auto& [op, s] : fused.per_kind_s) order.push_back({s, op});
-  std::sort(order.rbegin(), order.rend());
-  for (const auto& [s, op] : order) std::printf("  %-28s %8.3f %6.1f%%\n", op.c_str(), 1e3 * s, 100.0 * s / fused.nodes_s);
-  std::printf("\nrest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
+  std::printf("rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
               "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
   return 0;
 }

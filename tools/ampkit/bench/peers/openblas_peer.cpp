@@ -3,52 +3,20 @@
 // threads for the two cores, and OPENBLAS_CORETYPE=Haswell / OPENBLAS_L2_SIZE (set on this
 // machine) halve its fp32 speed; the child gets them removed from its environment only. Called
 // by bench/gemm_peer_phases.cpp.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include "tools/ampkit/bench/peers/openblas_peer.hpp"
+
 #include <unistd.h>
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "tools/ampkit/bench/peers/openblas_peer.hpp"
+#include "tools/ampkit/bench/peers/child_process.hpp"
 
 extern char** environ;
 
 namespace ampkit::tools::bench {
-namespace {
-
-std::string executable_dir() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  path[n] = '\0';
-  std::string p(path);
-  const std::size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-// The number after "key": in a JSON line, NaN when absent.
-double json_number_field(const std::string& line, const char* key) {
-  const std::string pattern = std::string("\"") + key + "\":";
-  const std::size_t at = line.find(pattern);
-  if (at == std::string::npos) return std::nan("");
-  return std::strtod(line.c_str() + at + pattern.size(), nullptr);
-}
-
-std::string json_string_field(const std::string& line, const char* key) {
-  const std::string pattern = std::string("\"") + key + "\":\"";
-  const std::size_t at = line.find(pattern);
-  if (at == std::string::npos) return "";
-  const std::size_t end = line.find('"', at + pattern.size());
-  return line.substr(at + pattern.size(), end - at - pattern.size());
-}
-
-}  // namespace
 
 std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, int threads,
                                          int reps, double min_ms, std::string& note) {
@@ -82,10 +50,6 @@ std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, i
     env_strings.emplace_back(v);
   }
   env_strings.push_back("OPENBLAS_NUM_THREADS=" + std::to_string(threads));
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
   for (const std::string& pair : pairs) {
     std::string shape_list;
     for (const PeerShape& s : shapes) {
@@ -97,44 +61,9 @@ std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, i
                                             std::to_string(threads), "--op", pair, "--reps",
                                             std::to_string(reps > 0 ? reps : 5), "--min-ms",
                                             std::to_string(static_cast<long>(min_ms > 1 ? min_ms : 1))};
-    std::vector<char*> argv;
-    for (std::string& s : arg_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-
-    int fds[2];
-    if (pipe(fds) != 0) {
-      note = std::string("OpenBLAS peer: pipe failed: ") + std::strerror(errno);
-      return {};
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addclose(&actions, fds[1]);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) {
-      close(fds[0]);
-      note = "OpenBLAS peer: spawn failed: " + std::string(std::strerror(rc));
-      return {};
-    }
-    std::string out;
-    char buffer[4096];
-    for (;;) {
-      const ssize_t n = read(fds[0], buffer, sizeof(buffer));
-      if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
-      else if (n == 0 || errno != EINTR) break;
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      note = "OpenBLAS peer exited with status " + std::to_string(status);
-      return {};
-    }
+    const std::optional<std::string> child = run_child(arg_strings, env_strings, false, "OpenBLAS peer", note);
+    if (!child) return {};
+    const std::string& out = *child;
     std::size_t start = 0;
     while (start < out.size()) {
       std::size_t end = out.find('\n', start);

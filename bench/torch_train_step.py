@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of `ampkit bench train`: one training step of the same GPT on the CPU.
+
+The model is ampkit train's default (tools/ampkit/bench/train.cpp, src/graph/modules.cpp):
+vocabulary 113, context 64, width 128, 4 heads, 2 pre-norm blocks (LayerNorm -> causal
+self-attention on a packed QKV Linear -> projection -> residual; LayerNorm -> Linear(4 width) ->
+GELU (tanh) -> Linear -> residual), final LayerNorm, an untied head without bias, mean softmax
+cross-entropy; batch 32; AdamW (lr 1e-3, weight decay 0.1 on matrices), gradient clipping at 1.
+Precision as ampkit's: fp32, or bf16/fp16 autocast over fp32 master weights (fp16 with a
+GradScaler). One step = zero_grad, forward, backward, clip, optimizer step.
+
+Prints one JSON object: {"peer": "pytorch", "version", "precision", "threads", "step_ms" (the
+median over the timed steps), "steps"}. Usage:
+    python3 bench/torch_train_step.py --precision bf16 --threads 2 --steps 20
+`ampkit bench train --peer pytorch` runs it when `import torch` works.
+"""
+import argparse
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, CONTEXT, WIDTH, HEADS, DEPTH, BATCH = 113, 64, 128, 4, 2, 32
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(WIDTH, eps=1e-5)
+        self.qkv = nn.Linear(WIDTH, 3 * WIDTH)
+        self.proj = nn.Linear(WIDTH, WIDTH)
+        self.ln2 = nn.LayerNorm(WIDTH, eps=1e-5)
+        self.fc1 = nn.Linear(WIDTH, 4 * WIDTH)
+        self.fc2 = nn.Linear(4 * WIDTH, WIDTH)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        heads = lambda y: y.view(b, t, HEADS, c // HEADS).transpose(1, 2)
+        a = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, WIDTH)
+        self.pos = nn.Embedding(CONTEXT, WIDTH)
+        self.blocks = nn.ModuleList(Block() for _ in range(DEPTH))
+        self.ln_f = nn.LayerNorm(WIDTH, eps=1e-5)
+        self.head = nn.Linear(WIDTH, VOCAB, bias=False)
+        for p in self.parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, tokens, targets):
+        x = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))
+        return F.cross_entropy(logits.float().view(-1, VOCAB), targets.view(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="bf16")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=20)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(1)
+    model = Gpt()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    rest = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                            lr=1e-3)
+    dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
+    scaler = torch.amp.GradScaler("cpu", enabled=args.precision == "fp16")
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
+    targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+            loss = model(tokens, targets)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        return loss.item()
+
+    for _ in range(3):
+        first = step()
+    assert math.isfinite(first)
+    times = []
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"peer": "pytorch", "version": torch.__version__, "precision": args.precision,
+                      "threads": args.threads, "step_ms": 1e3 * statistics.median(times), "steps": args.steps}))
+
+
+if __name__ == "__main__":
+    main()

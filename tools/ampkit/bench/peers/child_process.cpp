@@ -1,0 +1,98 @@
+// Child processes for the benchmark peers (tools layer, bench/peers/): posix_spawn with stdout
+// on a pipe and stderr on /dev/null, read to the end, waited for. See child_process.hpp.
+#include "tools/ampkit/bench/peers/child_process.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace ampkit::tools::bench {
+
+std::string executable_dir() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return ".";
+  path[n] = '\0';
+  std::string p(path);
+  const std::size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::optional<std::string> run_child(const std::vector<std::string>& argv_strings,
+                                     const std::vector<std::string>& env_strings, bool search_path,
+                                     const std::string& what, std::string& why) {
+  std::vector<std::string> args = argv_strings, env = env_strings;
+  std::vector<char*> argv, envp;
+  for (std::string& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  for (std::string& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  int fds[2];
+  if (args.empty() || pipe(fds) != 0) {
+    why = what + ": pipe failed: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  pid_t pid = 0;
+  char** child_env = env.empty() ? environ : envp.data();
+  const int rc = search_path ? posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), child_env)
+                             : posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), child_env);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    why = what + ": spawn failed: " + std::strerror(rc);
+    return std::nullopt;
+  }
+  std::string out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buffer, sizeof(buffer));
+    if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = what + " exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    return std::nullopt;
+  }
+  return out;
+}
+
+double json_number_field(const std::string& line, const char* key) {
+  const std::string pattern = std::string("\"") + key + "\":";
+  std::size_t at = line.find(pattern);
+  if (at == std::string::npos) return std::nan("");
+  at += pattern.size();
+  while (at < line.size() && line[at] == ' ') ++at;
+  return std::strtod(line.c_str() + at, nullptr);
+}
+
+std::string json_string_field(const std::string& line, const char* key) {
+  const std::string pattern = std::string("\"") + key + "\":";
+  std::size_t at = line.find(pattern);
+  if (at == std::string::npos) return "";
+  at += pattern.size();
+  while (at < line.size() && line[at] == ' ') ++at;
+  if (at >= line.size() || line[at] != '"') return "";
+  const std::size_t end = line.find('"', at + 1);
+  return end == std::string::npos ? "" : line.substr(at + 1, end - at - 1);
+}
+
+}  // namespace ampkit::tools::bench
