@@ -27,6 +27,16 @@ import torch.nn.functional as F
 VOCAB, CONTEXT, WIDTH, HEADS, DEPTH, BATCH = 113, 64, 128, 4, 2, 32
 
 
+def attention(q, k, v):
+    """Causal attention: PyTorch's fused kernel where it has one (2.0 and later), else by hand."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores.float(), dim=-1).to(v.dtype) @ v
+
+
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -41,7 +51,7 @@ class Block(nn.Module):
         b, t, c = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
         heads = lambda y: y.view(b, t, HEADS, c // HEADS).transpose(1, 2)
-        a = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        a = attention(heads(q), heads(k), heads(v))
         x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
@@ -66,6 +76,23 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.float().view(-1, VOCAB), targets.view(-1))
 
 
+class NoScaler:
+    """GradScaler's interface without scaling (fp32 and bf16, and PyTorch versions without
+    torch.amp.GradScaler)."""
+
+    def scale(self, loss):
+        return loss
+
+    def unscale_(self, opt):
+        pass
+
+    def step(self, opt):
+        opt.step()
+
+    def update(self):
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="bf16")
@@ -80,7 +107,9 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
                             lr=1e-3)
     dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
-    scaler = torch.amp.GradScaler("cpu", enabled=args.precision == "fp16")
+    if args.precision == "fp16" and not hasattr(torch.amp, "GradScaler"):
+        raise SystemExit(f"fp16 autocast with a GradScaler on the CPU needs PyTorch 2.3 or later, not {torch.__version__}")
+    scaler = torch.amp.GradScaler("cpu", enabled=True) if args.precision == "fp16" else NoScaler()
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
     targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
