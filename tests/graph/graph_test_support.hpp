@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -40,9 +41,21 @@ class TrainGraph {
  public:
   /// `classes` bounds the i32 inputs (targets, ids) drawn by fill().
   TrainGraph(Graph forward, ValueId loss, std::vector<ValueId> wrt, PassOptions passes)
+      : TrainGraph(std::move(forward), loss, std::move(wrt), [&](Graph& g) { run_passes(g, passes); }, 0) {}
+
+  /// As above, with `passes` applied to the differentiated graph instead of run_passes (the
+  /// graph is tagged first; passes in any order, say).
+  static TrainGraph with_passes(Graph forward, ValueId loss, std::vector<ValueId> wrt,
+                                const std::function<void(Graph&)>& passes) {
+    return TrainGraph(std::move(forward), loss, std::move(wrt), passes, 0);
+  }
+
+ private:
+  TrainGraph(Graph forward, ValueId loss, std::vector<ValueId> wrt, const std::function<void(Graph&)>& passes, int)
       : wrt_(std::move(wrt)) {
     grads_ = build_backward(forward, loss, wrt_);
-    run_passes(forward, passes);
+    tag_backward(forward);
+    passes(forward);
     loss_ = loss;
     exec_ = std::make_unique<Executor>(std::move(forward));
     const Graph& g = exec_->graph();
@@ -54,6 +67,8 @@ class TrainGraph {
       }
     set(grads_.loss_seed, 0, 1.0);
   }
+
+ public:
 
   /// Parameters and float inputs ~ N(0, scale); i32 inputs uniform in [0, int_bound).
   void fill(std::uint64_t seed, double scale, std::int32_t int_bound) {

@@ -36,13 +36,20 @@ int fuse_dgelu_bgrad(Graph& g);
 /// number of casts removed.
 int eliminate_casts(Graph& g);
 
+/// Removes every node none of whose outputs is a graph output or read by a node that stays
+/// (Yield excepted: it keeps values for the backward, it does not need them), and drops the
+/// removed nodes' values from Yield. Returns the number of nodes removed.
+int eliminate_dead_nodes(Graph& g);
+
 struct PassOptions {
   bool fuse = true;            // fuse_linear_gelu and fuse_dgelu_bgrad
   bool eliminate_casts = true;
+  bool eliminate_dead_nodes = true;
 };
 
-/// tag_backward, then the chosen passes in order, verifying (tags included) after each; last,
-/// Yield is trimmed to the values the backward still reads (and graph outputs).
+/// tag_backward, then the chosen passes in order (fusions, cast elimination, dead-node
+/// elimination), verifying (tags included) after each; last, Yield is trimmed to the values the
+/// backward still reads (and graph outputs).
 void run_passes(Graph& g, const PassOptions& options = {});
 
 }  // namespace ampkit::graph

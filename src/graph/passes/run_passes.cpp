@@ -1,5 +1,6 @@
-// The pass pipeline of a training graph (graph layer): tag, fuse, eliminate casts, verifying
-// the whole graph (tag invariant included) after every pass. Called by the trainer and tests.
+// The pass pipeline of a training graph (graph layer): tag, fuse, eliminate casts and dead
+// nodes, verifying the whole graph (tag invariant included) after every pass. Called by the
+// trainer and tests.
 #include <set>
 
 #include "ampkit/graph/passes.hpp"
@@ -33,6 +34,10 @@ void run_passes(Graph& g, const PassOptions& options) {
   }
   if (options.eliminate_casts) {
     eliminate_casts(g);
+    verify(g);
+  }
+  if (options.eliminate_dead_nodes) {
+    eliminate_dead_nodes(g);
     verify(g);
   }
   refresh_yield(g);
