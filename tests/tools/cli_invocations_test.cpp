@@ -35,13 +35,17 @@ const Invocation kInvocations[] = {
     {"", "frobnicate --help", 2, "ampkit: error: unknown command 'frobnicate' .*"},
     {"", "bench sgemm", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got 'sgemm' .*"},
     {"", "bench --help", 0, ""},
-    {"", "check fp32", 2, "ampkit check: error: expected a subcommand \\(fp16\\), but got 'fp32' .*"},
+    {"", "check fp32", 2, "ampkit check: error: expected a subcommand \\(kernels, fp16\\), but got 'fp32' .*"},
     // --help of every subcommand (stdout; nothing on stderr).
     {"", "info --help", 0, ""},
     {"", "bench gemm --help", 0, ""},
     {"", "bench linear -h", 0, ""},
     {"", "bench norm --help", 0, ""},
     {"", "check fp16 --help", 0, ""},
+    {"", "check kernels --help", 0, ""},
+    {"", "bench train --help", 0, ""},
+    {"", "sample --help", 0, ""},
+    {"", "check kernels --isa bogus", 2, "ampkit check kernels: error: --isa: expected one of .*, but got 'bogus'"},
     // Bad flags and values: one line, exit 2.
     {"", "info --bogus", 2, "ampkit info: error: unknown option '--bogus' \\(ampkit info --help lists the options\\)"},
     {"", "info extra", 2, "ampkit info: error: unexpected argument 'extra' \\(options start with --\\)"},
@@ -88,6 +92,7 @@ const Invocation kInvocations[] = {
     {"", "info --kernels", 0, ""},
     {"OMP_NUM_THREADS=4,2", "info", 0, ""},
     {"", "check fp16 --fp16-model mi200 --batch 16 --in 8 --out 8", 0, ""},
+    {"", "check kernels --quick --isa ref", 0, ""},
     {"", "bench train --steps 0", 2, "ampkit bench train: error: --steps .*"},
     {"", "bench train --precision fp8", 2, "ampkit bench train: error: --precision .*"},
 };
