@@ -17,6 +17,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/graph/trainer.hpp"
+#include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
@@ -78,12 +79,42 @@ Measured measure(DType compute, bool fuse, std::int64_t steps) {
   return m;
 }
 
+// The --json lines of one thread count: one per graph (fused, unfused, pytorch) and one per node
+// kind of the fused graph.
+void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer) {
+  const DType compute = precision == "fp32" ? DType::f32 : precision == "fp16" ? DType::f16 : DType::bf16;
+  const Measured fused = measure(compute, true, steps), unfused = measure(compute, false, steps);
+  for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
+    bench::JsonLine line;
+    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", label);
+    line.add("step_ms", 1e3 * m.step_s).add("nodes_ms", 1e3 * m.nodes_s).add("rest_ms", 1e3 * (m.step_s - m.nodes_s));
+    line.add("tokens_per_s", 32.0 * 64.0 / m.step_s).add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
+    std::printf("%s\n", line.str().c_str());
+  }
+  if (with_peer) {
+    std::string why;
+    const std::optional<bench::TorchStep> torch = bench::run_torch_train_peer(precision, threads, steps, why);
+    bench::JsonLine line;
+    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", "pytorch");
+    if (torch) line.add("step_ms", torch->step_ms).add("version", torch->version).add("ampkit_speedup", torch->step_ms / (1e3 * fused.step_s));
+    else line.add_null("step_ms").add("why", why);
+    std::printf("%s\n", line.str().c_str());
+  }
+  for (const auto& [op, secs] : fused.per_kind_s) {
+    bench::JsonLine line;
+    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", "fused");
+    line.add("node_kind", op).add("ms", 1e3 * secs).add("share", secs / fused.nodes_s);
+    std::printf("%s\n", line.str().c_str());
+  }
+}
+
 }  // namespace
 
 int run_bench_train(const Args& args) {
   std::optional<std::string> precision, peer;
   std::optional<std::int64_t> steps;
   std::vector<int> thread_counts;
+  bool json = false;
   cli::OptionParser parser("bench train",
                            "One training step of ampkit train's default GPT (2 blocks, width 128, 4 heads, context\n"
                            "64, batch 32), fused and unfused: medians of step time, summed node time, the rest, and\n"
@@ -93,7 +124,8 @@ int run_bench_train(const Args& args) {
       .integer_list("--threads", "N,M", 1, cli::kMaxThreads, &thread_counts,
                     "thread counts to measure (default: OMP_NUM_THREADS or the cores)")
       .choice("--peer", {"pytorch", "none"}, &peer,
-              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can import torch");
+              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can import torch")
+      .flag("--json", &json, "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");
   if (!parser.parse(args)) return 0;
   const std::string p = precision.value_or("bf16");
   const DType compute = p == "fp32" ? DType::f32 : p == "fp16" ? DType::f16 : DType::bf16;
@@ -102,6 +134,10 @@ int run_bench_train(const Args& args) {
   const bool with_peer = peer.value_or("pytorch") == "pytorch";
   for (const int threads : thread_counts) {
     set_num_threads(threads);
+    if (json) {
+      print_json(p, threads, n, with_peer);
+      continue;
+    }
     std::printf("bench train: %s compute, %d threads, %lld timed steps (medians)\n", p.c_str(), num_threads(),
                 static_cast<long long>(n));
     const Measured fused = measure(compute, true, n), unfused = measure(compute, false, n);
@@ -129,8 +165,9 @@ int run_bench_train(const Args& args) {
     for (const auto& [s, op] : order) std::printf("  %-28s %8.3f %6.1f%%\n", op.c_str(), 1e3 * s, 100.0 * s / fused.nodes_s);
     std::printf("\n");
   }
-  std::printf("rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
-              "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
+  if (!json)
+    std::printf("rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
+                "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
   return 0;
 }
 
