@@ -121,8 +121,8 @@ int run_bench_train(const Args& args) {
                            "the time per node kind; heap growth over the timed steps; the same step in PyTorch.");
   parser.choice("--precision", {"fp32", "bf16", "fp16"}, &precision, "compute dtype (default bf16)")
       .integer("--steps", "N", 1, 100000, &steps, "timed steps after 3 warm-up steps (default 20)")
-      .integer_list("--threads", "N,M", 1, cli::kMaxThreads, &thread_counts,
-                    "thread counts to measure (default: OMP_NUM_THREADS or the cores)")
+      .thread_list("--threads", &thread_counts,
+                   "thread counts to measure, or all: 1 and every core\n(default: OMP_NUM_THREADS or the cores)")
       .choice("--peer", {"pytorch", "none"}, &peer,
               "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can import torch")
       .flag("--json", &json, "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");

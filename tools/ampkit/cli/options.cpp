@@ -2,11 +2,15 @@
 // value, the errors (UsageError, one line each) and the generated --help. See options.hpp.
 #include "tools/ampkit/cli/options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
+
+#include "tools/ampkit/cli/dispatch.hpp"
 
 namespace ampkit::tools::cli {
 
@@ -75,6 +79,22 @@ OptionParser& OptionParser::integer_list(std::string_view name, std::string_view
                 for (const std::string& item : split_list(v))
                   out->push_back(static_cast<int>(parse_int(item, option, lo, hi)));
                 if (out->empty()) usage_fail(option, " expects a list like 1,2, but got '", v, "'");
+              }});
+}
+
+OptionParser& OptionParser::thread_list(std::string_view name, std::vector<int>* out, std::string_view help) {
+  const std::string option(name);
+  return add({option, "1,2|all", std::string(help), true, [out, option](std::string_view v) {
+                out->clear();
+                if (v == "all") {
+                  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+                  out->push_back(1);
+                  if (cores > 1) out->push_back(std::min(cores, kMaxThreads));
+                  return;
+                }
+                for (const std::string& item : split_list(v))
+                  out->push_back(static_cast<int>(parse_int(item, option, 1, kMaxThreads)));
+                if (out->empty()) usage_fail(option, " expects a list like 1,2 or 'all', but got '", v, "'");
               }});
 }
 

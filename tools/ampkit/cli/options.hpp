@@ -58,6 +58,9 @@ class OptionParser {
   /// A comma list of integers, each in [lo, hi] ("1,2").
   OptionParser& integer_list(std::string_view name, std::string_view metavar, std::int64_t lo, std::int64_t hi,
                              std::vector<int>* out, std::string_view help);
+  /// Thread counts: a comma list, each in [1, kMaxThreads], or "all" (1 and every core of the
+  /// machine).
+  OptionParser& thread_list(std::string_view name, std::vector<int>* out, std::string_view help);
   /// Text printed after the option list of --help (conventions, units).
   OptionParser& footer(std::string_view text);
 
