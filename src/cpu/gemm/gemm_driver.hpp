@@ -11,8 +11,11 @@
 //      epilogue (alpha, beta C, bias, aux, activation, bias-gradient partials, rounding) runs on
 //      that tile before the one store to D;
 //   3. bias gradients: per-sliver fp32 partials combined in double in sliver order.
-// Traits (see gemm_engine_f32_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
-// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row.
+// Traits (see gemm_ukernel_f32_32x12_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
+// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row; optional
+// (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a multiple of it), kBKGroup (B
+// packed k-contiguous in groups of kBKGroup per column instead of like A) and prepare_thread()
+// (run by every thread before its first micro-kernel of a call).
 #pragma once
 
 #include <bit>
@@ -63,18 +66,51 @@ static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool fl
   return subnormals;
 }
 
-// Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows:
-//   kPairs = false: dst[kk * R + r] (float)
-//   kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits; k padded to even with zeros)
+// The optional traits with their defaults (see the top of this file).
+template <class T>
+constexpr std::int64_t k_step() {
+  if constexpr (requires { T::kKStep; }) return T::kKStep;
+  return T::kPairs ? 2 : 1;
+}
+template <class T>
+constexpr int b_k_group() {
+  if constexpr (requires { T::kBKGroup; }) return T::kBKGroup;
+  return 0;
+}
+
+// Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows
+// and to kp (a multiple of k_step<T>() >= k) along k:
+//   KGroup = 0, kPairs = false: dst[kk * R + r] (float)
+//   KGroup = 0, kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits)
+//   KGroup = G > 0:             dst[(kk / G) * GR + r * G + kk % G] (bf16 bits, k contiguous)
 // Returns the number of f16 subnormal elements read.
-template <class T, int R>
+template <class T, int R, int KGroup = 0>
 static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int64_t rows, std::int64_t k,
-                                bool flush, bool alt, typename T::Packed* dst) {
+                                std::int64_t kp, bool flush, bool alt, typename T::Packed* dst) {
   constexpr std::int64_t kKb = 64;  // k block staged as fp32
+  static_assert(KGroup == 0 || (T::kPairs && kKb % KGroup == 0), "k groups of bf16 within a staged block");
   alignas(64) float block[kKb * R];
   alignas(64) float line[kKb];
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(v.dtype));
   std::int64_t subnormals = 0;
+  // Both bf16 layouts keep k steps [s, s + step) within dst[s * R, (s + step) * R): zero the
+  // last partial step first, the loop below overwrites what lies below k.
+  constexpr std::int64_t step = k_step<T>();
+  if (kp > k / step * step)
+    std::memset(dst + k / step * step * R, 0, static_cast<std::size_t>((kp - k / step * step) * R) * sizeof(*dst));
+  if constexpr (KGroup > 0) {
+    // bf16 already contiguous along k: the k-runs are copied as they are (rows >= `rows` stay
+    // zero from a full clear; nothing to convert or count).
+    if (v.dtype == DType::bf16 && v.k_stride == 1) {
+      if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const unsigned char* src = v.base + (r0 + r) * v.r_stride * esize;
+        for (std::int64_t g = 0; g < k; g += KGroup)
+          std::memcpy(dst + g * R + r * KGroup, src + g * esize, static_cast<std::size_t>(imin(KGroup, k - g) * esize));
+      }
+      return 0;
+    }
+  }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
     const std::int64_t kb = imin(kKb, k - k0);
     if (v.r_stride == 1) {  // contiguous along rows: one row-run per kk
@@ -94,6 +130,15 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
     if (v.dtype == DType::f16) subnormals += apply_fp16_mode(block, kb * R, flush, alt);
     if constexpr (!T::kPairs) {
       std::memcpy(dst + k0 * R, block, static_cast<std::size_t>(kb * R) * sizeof(float));
+    } else if constexpr (KGroup > 0) {
+      // Values are exactly bf16 here (see below): keep the top halves, transposed to k-runs.
+      for (std::int64_t g = 0; g < kb; g += KGroup) {
+        const std::int64_t run = imin(KGroup, kb - g);
+        std::uint16_t* out = dst + (k0 + g) * R;
+        for (std::int64_t r = 0; r < R; ++r)
+          for (std::int64_t t = 0; t < run; ++t)
+            out[r * KGroup + t] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(block[(g + t) * R + r]) >> 16);
+      }
     } else {
       // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top halves,
       // k pairs interleaved: pair word r = (bits of k0 + kk + 1, row r) high | (k0 + kk, row r) low.
@@ -268,7 +313,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   constexpr std::int64_t MR = T::kMr, NR = T::kNr;
   const GemmArgs& a = p.args;
   const std::int64_t m = a.m, n = a.n, k = a.k;
-  const std::int64_t kp = T::kPairs ? (k + 1) / 2 * 2 : k;
+  const std::int64_t kp = ceil_div(k, k_step<T>()) * k_step<T>();
   const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
   const std::int64_t m_padded = m_slivers * MR;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
@@ -315,12 +360,14 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 #pragma omp for schedule(static)
     for (std::int64_t s = 0; s < m_slivers + n_slivers; ++s) {
       if (s < m_slivers) {
-        sub_in += pack_sliver<T, MR>(va, s * MR, imin(MR, m - s * MR), k, p.flush, p.alt, packed_a + s * MR * kp);
+        sub_in += pack_sliver<T, MR>(va, s * MR, imin(MR, m - s * MR), k, kp, p.flush, p.alt, packed_a + s * MR * kp);
       } else {
         const std::int64_t t = s - m_slivers;
-        sub_in += pack_sliver<T, NR>(vb, t * NR, imin(NR, n - t * NR), k, p.flush, p.alt, packed_b + t * NR * kp);
+        sub_in += pack_sliver<T, NR, b_k_group<T>()>(vb, t * NR, imin(NR, n - t * NR), k, kp, p.flush, p.alt,
+                                                     packed_b + t * NR * kp);
       }
     }
+    if constexpr (requires { T::prepare_thread(); }) T::prepare_thread();
 #pragma omp for schedule(static)
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t ib = u / n_blocks, jb = u % n_blocks;
