@@ -14,13 +14,17 @@
 // Traits (see gemm_ukernel_f32_32x12_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
 // kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row; optional
 // (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a multiple of it), kBKGroup (B
-// packed k-contiguous in groups of kBKGroup per column instead of like A) and prepare_thread()
-// (run by every thread before its first micro-kernel of a call).
+// packed k-contiguous in groups of kBKGroup per column instead of like A), prepare_thread()
+// (run by every thread before its first micro-kernel of a call) and kKc > 0 with
+// ukernel_part(kc, a, b, tile, accumulate) instead of ukernel: k in blocks of kKc, the fp32
+// sums parked in memory between blocks and continued exactly (same order, same bits).
 #pragma once
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
+
+#include <omp.h>
 
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
@@ -71,6 +75,11 @@ template <class T>
 constexpr std::int64_t k_step() {
   if constexpr (requires { T::kKStep; }) return T::kKStep;
   return T::kPairs ? 2 : 1;
+}
+template <class T>
+constexpr std::int64_t k_block() {
+  if constexpr (requires { T::kKc; }) return T::kKc;
+  return 0;
 }
 template <class T>
 constexpr int b_k_group() {
@@ -317,32 +326,16 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
   const std::int64_t m_padded = m_slivers * MR;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
-
-  // Workspace: packed A, packed B, fp32 bias, bias-gradient partials.
-  const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
-  const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
-  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
-  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
-  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
-  const std::size_t totals_bytes =
-      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
-  unsigned char* ws =
-      static_cast<unsigned char*>(gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + 64));
-  Packed* packed_a = reinterpret_cast<Packed*>(ws);
-  Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
-  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
-  float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
-  if (bias != nullptr) {
-    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
-    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
-  }
+  constexpr std::int64_t KC = k_block<T>();
 
   // Blocking: an MC x k block of packed A (<= 512 KiB) stays in L2 (1 MiB per core) while NC columns of B
-  // stream past it; blocks are split further until both threads have several.
+  // stream past it; blocks are split further until both threads have several. k-blocked
+  // engines: an MC x KC block of A, NC = 4 slivers (their parked sums: MC x NC tiles per thread).
   const std::int64_t threads = imax(1, ampkit::num_threads());
-  const std::int64_t sliver_bytes = imax(1, kp * MR * static_cast<std::int64_t>(sizeof(Packed)));
+  const std::int64_t k_span = KC > 0 ? imin(kp, KC) : kp;
+  const std::int64_t sliver_bytes = imax(1, k_span * MR * static_cast<std::int64_t>(sizeof(Packed)));
   std::int64_t mc = imax(1, imin(16, (512 * 1024) / sliver_bytes));  // in A slivers
-  std::int64_t nc = 32;                                               // in B slivers
+  std::int64_t nc = KC > 0 ? 4 : 32;                                  // in B slivers
   mc = imin(mc, imax(1, m_slivers));
   nc = imin(nc, imax(1, n_slivers));
   const bool parallel = threads > 1 && m * n * imax(k, 16) >= (1 << 18);
@@ -351,6 +344,29 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   while (mc > 1 && ceil_div(m_slivers, mc) * ceil_div(n_slivers, nc) < want_units) mc = (mc + 1) / 2;
   const std::int64_t m_blocks = ceil_div(m_slivers, mc), n_blocks = ceil_div(n_slivers, nc);
   const std::int64_t units = m_blocks * n_blocks;
+
+  // Workspace: packed A, packed B, fp32 bias, bias-gradient partials, parked sums (k-blocked).
+  const std::size_t parked_per_thread = static_cast<std::size_t>(mc * nc * MR * NR);
+  const std::size_t parked_bytes = KC > 0 ? align64(static_cast<std::size_t>(threads) * parked_per_thread * 4) : 0;
+  const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
+  const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
+  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
+  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
+  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
+  const std::size_t totals_bytes =
+      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
+  unsigned char* ws = static_cast<unsigned char*>(
+      gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + parked_bytes + 64));
+  Packed* packed_a = reinterpret_cast<Packed*>(ws);
+  Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
+  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
+  float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
+  float* parked = KC > 0 ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes)
+                         : nullptr;
+  if (bias != nullptr) {
+    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
+    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
+  }
 
   const OperandView va = view_of_a(a), vb = view_of_b(a);
   const EpilogueContext ctx{&p, bias, partials, m_padded};
@@ -372,11 +388,29 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t ib = u / n_blocks, jb = u % n_blocks;
       const std::int64_t is_end = imin(m_slivers, (ib + 1) * mc), js_end = imin(n_slivers, (jb + 1) * nc);
-      alignas(64) float tile[MR * NR];
-      for (std::int64_t js = jb * nc; js < js_end; ++js) {
-        for (std::int64_t is = ib * mc; is < is_end; ++is) {
-          T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
-          epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+      if constexpr (KC > 0) {
+        // Each B block part stays in L1 while the A parts of the block pass; the tiles' sums are
+        // parked between k blocks (this thread's slot) and finished after the last one.
+        float* slot = parked + static_cast<std::size_t>(parallel ? omp_get_thread_num() : 0) * parked_per_thread;
+        const auto tile_of = [&](std::int64_t js, std::int64_t is) {
+          return slot + ((js - jb * nc) * mc + (is - ib * mc)) * MR * NR;
+        };
+        for (std::int64_t k0 = 0; k0 == 0 || k0 < kp; k0 += KC)  // k = 0 still zeroes the tiles
+          for (std::int64_t js = jb * nc; js < js_end; ++js)
+            for (std::int64_t is = ib * mc; is < is_end; ++is)
+              T::ukernel_part(imin(KC, kp - k0), packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
+                              tile_of(js, is), k0 > 0);
+        for (std::int64_t js = jb * nc; js < js_end; ++js)
+          for (std::int64_t is = ib * mc; is < is_end; ++is)
+            epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
+                                  imin(NR, n - js * NR), js, sub_out);
+      } else {
+        alignas(64) float tile[MR * NR];
+        for (std::int64_t js = jb * nc; js < js_end; ++js) {
+          for (std::int64_t is = ib * mc; is < is_end; ++is) {
+            T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
+            epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+          }
         }
       }
     }

@@ -28,14 +28,19 @@ static_assert(sizeof(TileConfig) == 64);
 // driver's tile[j * 32 + i] directly. Y is packed A as the driver packs it for vdpbf16ps
 // ([kp/2][32][2]: a 16-row tile at a stride of 128 bytes per half); X is packed B, k-contiguous
 // per column in groups of 32 ([kp/32][32][32]: a tile is 1 KiB contiguous).
-//   a: packed A sliver (32 rows of D), b: packed B sliver (32 columns of D), kp % 32 == 0.
+//   a: packed A sliver (32 rows of D), b: packed B sliver (32 columns of D), each at the
+//   driver's k block; kc % 32 == 0; accumulate: continue the sums parked in tile.
 // 4 accumulator tiles (2 x 2), per 32 k: 2 A-half tiles, 2 B-half tiles, 4 tdpbf16ps.
+// k blocks of 512 (kKc): a block's 32 KiB part of a B sliver stays in L1 while the A slivers of
+// the driver's block pass; parking and reloading the fp32 sums costs 8 KiB of tile traffic per
+// 16 tdpbf16ps.
 struct Bf16Amx : IoAvx512 {
   using Packed = std::uint16_t;
   static constexpr std::int64_t kMr = 32, kNr = 32;
   static constexpr bool kPairs = true;
   static constexpr std::int64_t kKStep = 32;
   static constexpr int kBKGroup = 32;
+  static constexpr std::int64_t kKc = 512;
 
   // Every thread loads the configuration before its first tile instruction of a call (cheap next
   // to a parallel region; another library in the process may have loaded its own in between).
@@ -44,18 +49,26 @@ struct Bf16Amx : IoAvx512 {
     _tile_loadconfig(&config);
   }
 
-  static inline void ukernel(std::int64_t kp, const std::uint16_t* a, const std::uint16_t* b, float* tile) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (std::int64_t k0 = 0; k0 < kp; k0 += 32) {
+  static inline void ukernel_part(std::int64_t kc, const std::uint16_t* a, const std::uint16_t* b,
+                                  float* tile, bool accumulate) {
+    if (accumulate) {
+      _tile_loadd(0, tile, 128);
+      _tile_loadd(1, tile + 16, 128);
+      _tile_loadd(2, tile + 16 * 32, 128);
+      _tile_loadd(3, tile + 16 * 32 + 16, 128);
+    } else {
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+    }
+    for (std::int64_t k0 = 0; k0 < kc; k0 += 32) {
       const std::uint16_t* a_block = a + k0 * 32;  // [16 pairs][32 rows][2]
       const std::uint16_t* b_block = b + k0 * 32;  // [32 columns][32 k]
-      _tile_loadd(4, a_block, 128);       // rows i 0..15 of D
-      _tile_loadd(5, a_block + 32, 128);  // rows i 16..31
-      _tile_loadd(6, b_block, 64);        // columns j 0..15
-      _tile_loadd(7, b_block + 512, 64);  // columns j 16..31
+      _tile_loadd(4, a_block, 128);                // rows i 0..15 of D
+      _tile_loadd(5, a_block + 32, 128);           // rows i 16..31
+      _tile_loadd(6, b_block, 64);                 // columns j 0..15
+      _tile_loadd(7, b_block + 512, 64);           // columns j 16..31
       _tile_dpbf16ps(0, 6, 4);
       _tile_dpbf16ps(1, 6, 5);
       _tile_dpbf16ps(2, 7, 4);
@@ -70,6 +83,8 @@ struct Bf16Amx : IoAvx512 {
 
 }  // namespace
 
-void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters) { gemm_run<Bf16Amx>(problem, counters); }
+void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters) {
+  gemm_run<Bf16Amx>(problem, counters);
+}
 
 }  // namespace ampkit::cpu

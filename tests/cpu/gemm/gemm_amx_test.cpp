@@ -36,7 +36,8 @@ const char* amx_unavailable() { return ops::kernel_unavailable_reason(amx_entry(
 TEST(GemmAmx, DeclinesWhatItCannotTake) {
   GemmArgs g;
   g.a_dtype = g.b_dtype = DType::f32;
-  EXPECT_STREQ(amx_entry().declines(cpu::make_gemm_problem(g)), "only bf16 operands (bf16, or f16 in the alt mode)");
+  EXPECT_STREQ(amx_entry().declines(cpu::make_gemm_problem(g)),
+               "only bf16 operands (bf16, or f16 in the alt mode)");
   g.a_dtype = g.b_dtype = DType::f16;  // exact mode: f16 products are not bf16 products
   EXPECT_NE(amx_entry().declines(cpu::make_gemm_problem(g)), nullptr);
   g.fp16_mode = Fp16Mode::alt;
@@ -51,11 +52,12 @@ TEST(GemmAmx, EdgeShapesMatchTheReference) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  const Epilogue kinds[] = {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DRELU_BGRAD, Epilogue::BGRADB};
+  const Epilogue kinds[] = {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DRELU_BGRAD,
+                            Epilogue::BGRADB};
   int cases = 0;
   for (std::int64_t m : {1, 17, 31, 32, 33, 70})
     for (std::int64_t n : {1, 16, 32, 33, 65})
-      for (std::int64_t k : {1, 2, 31, 32, 33, 97}) {
+      for (std::int64_t k : {0, 1, 2, 31, 32, 33, 97, 545}) {
         ++cases;
         GemmCase c;
         c.m = m, c.n = n, c.k = k;
@@ -81,7 +83,7 @@ TEST(GemmAmx, OneAndTwoThreadsGiveTheSameBits) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   GemmCase c;
-  c.m = 333, c.n = 257, c.k = 300, c.op_a = Op::T;
+  c.m = 333, c.n = 257, c.k = 700, c.op_a = Op::T;  // k crosses a k block (512)
   c.a = c.b = DType::bf16, c.d = DType::bf16, c.aux_dtype = DType::bf16;
   c.kind = Epilogue::GELU_AUX_BIAS;
   const GemmBuffers in = gemm_test::make_buffers(c, rng);
@@ -101,36 +103,41 @@ TEST(GemmAmx, OneAndTwoThreadsGiveTheSameBits) {
 // Per 32-deep k step (one tdpbf16ps), two fp32 partial sums start at zero: the products of even
 // k and those of odd k, each added in k order with one rounding per fused multiply-add; then
 // acc += (even + odd). Products of bf16 values are exact in fp32, so fmaf models each step.
+// k = 1100 crosses the engine's k blocks (512): the parked sums must continue exactly.
 TEST(GemmAmx, SumsInTheOrderOfTdpbf16ps) {
   if (const char* why = amx_unavailable()) GTEST_SKIP() << "gemm_ukernel_bf16_32x32_amx: " << why;
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  GemmCase c;
-  c.m = 40, c.n = 35, c.k = 75;  // a padded last k step
-  c.a = c.b = DType::bf16, c.d = DType::f32;
-  GemmBuffers t = gemm_test::make_buffers(c, rng);
-  // Magnitudes spread over 2^±8, so that the order shows in the rounding.
-  std::uniform_int_distribution<int> shift(-8, 8);
-  for (std::int64_t i = 0; i < t.a.size(); ++i) t.a.set(i, t.a.get(i) * std::ldexp(1.0, shift(rng)));
-  const GemmBuffers in = t;
-  run_entry(t);
-  for (std::int64_t j = 0; j < c.n; ++j)
-    for (std::int64_t i = 0; i < c.m; ++i) {
-      float acc = 0.0f;
-      for (std::int64_t k0 = 0; k0 < c.k; k0 += 32) {
-        float even = 0.0f, odd = 0.0f;
-        for (std::int64_t kk = k0; kk < k0 + 32 && kk < c.k; ++kk) {
-          const auto a = static_cast<float>(in.a.get(i + kk * in.lda));
-          const auto b = static_cast<float>(in.b.get(kk + j * in.ldb));
-          (kk % 2 == 0 ? even : odd) = std::fmaf(a, b, kk % 2 == 0 ? even : odd);
+  for (std::int64_t k : {75, 1100}) {  // both with a padded last k step
+    GemmCase c;
+    c.m = 40, c.n = 35, c.k = k;
+    c.a = c.b = DType::bf16, c.d = DType::f32;
+    GemmBuffers t = gemm_test::make_buffers(c, rng);
+    // Magnitudes spread over 2^±8, so that the order shows in the rounding.
+    std::uniform_int_distribution<int> shift(-8, 8);
+    for (std::int64_t i = 0; i < t.a.size(); ++i)
+      t.a.set(i, t.a.get(i) * std::ldexp(1.0, shift(rng)));
+    const GemmBuffers in = t;
+    run_entry(t);
+    for (std::int64_t j = 0; j < c.n; ++j)
+      for (std::int64_t i = 0; i < c.m; ++i) {
+        float acc = 0.0f;
+        for (std::int64_t k0 = 0; k0 < c.k; k0 += 32) {
+          float even = 0.0f, odd = 0.0f;
+          for (std::int64_t kk = k0; kk < k0 + 32 && kk < c.k; ++kk) {
+            const auto a = static_cast<float>(in.a.get(i + kk * in.lda));
+            const auto b = static_cast<float>(in.b.get(kk + j * in.ldb));
+            (kk % 2 == 0 ? even : odd) = std::fmaf(a, b, kk % 2 == 0 ? even : odd);
+          }
+          acc += even + odd;
         }
-        acc += even + odd;
+        const auto got = static_cast<float>(t.d.get(i + j * in.ldd));
+        ASSERT_EQ(std::memcmp(&got, &acc, sizeof(float)), 0)
+            << "k " << k << ": D(" << i << ", " << j << ") = " << got << ", tdpbf16ps order gives "
+            << acc;
       }
-      const auto got = static_cast<float>(t.d.get(i + j * in.ldd));
-      ASSERT_EQ(std::memcmp(&got, &acc, sizeof(float)), 0)
-          << "D(" << i << ", " << j << ") = " << got << ", tdpbf16ps order gives " << acc;
-    }
+  }
 }
 
 }  // namespace
