@@ -119,6 +119,23 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
       }
       return 0;
     }
+  } else if constexpr (T::kPairs) {
+    // bf16 already contiguous along rows: k pairs interleaved straight from two row-runs.
+    if (v.dtype == DType::bf16 && v.r_stride == 1) {
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      for (std::int64_t kk = 0; kk < k; kk += 2) {
+        const std::uint16_t* even = src + r0 + kk * v.k_stride;
+        const std::uint16_t* odd = kk + 1 < k ? even + v.k_stride : nullptr;
+        std::uint16_t* out = dst + kk * R;
+#pragma omp simd
+        for (std::int64_t r = 0; r < rows; ++r) {
+          out[2 * r] = even[r];
+          out[2 * r + 1] = odd != nullptr ? odd[r] : std::uint16_t{0};
+        }
+        for (std::int64_t r = rows; r < R; ++r) out[2 * r] = out[2 * r + 1] = 0;
+      }
+      return 0;
+    }
   }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
     const std::int64_t kb = imin(kKb, k - k0);
