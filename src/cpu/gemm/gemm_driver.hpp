@@ -112,10 +112,16 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
     // zero from a full clear; nothing to convert or count).
     if (v.dtype == DType::bf16 && v.k_stride == 1) {
       if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      const std::int64_t whole = k / KGroup * KGroup;
       for (std::int64_t r = 0; r < rows; ++r) {
-        const unsigned char* src = v.base + (r0 + r) * v.r_stride * esize;
-        for (std::int64_t g = 0; g < k; g += KGroup)
-          std::memcpy(dst + g * R + r * KGroup, src + g * esize, static_cast<std::size_t>(imin(KGroup, k - g) * esize));
+        const std::uint16_t* run = src + (r0 + r) * v.r_stride;
+        // Whole groups with a constant size (inlined: a call per 64 bytes cost 40 % of
+        // (128, 768, 768)), then the tail.
+        for (std::int64_t g = 0; g < whole; g += KGroup)
+          std::memcpy(dst + g * R + r * KGroup, run + g, KGroup * sizeof(std::uint16_t));
+        if (whole < k)
+          std::memcpy(dst + whole * R + r * KGroup, run + whole, static_cast<std::size_t>(k - whole) * sizeof(std::uint16_t));
       }
       return 0;
     }
