@@ -1,9 +1,10 @@
 // GEMM engine with the bf16 32x32 AMX micro-kernel (kernels layer). Kernel-list entry
 // "gemm_ukernel_bf16_32x32_amx" (gemm_kernel_list.cpp), run only after kernel_needs.cpp found
 // AMX-BF16 and the OS's tile-data permission: both operands bf16 as the mode sees them (bf16, or
-// f16 rounded to bf16 by the alt mode while packing); fp32 accumulation. tdpbf16ps adds the two
-// products of a k pair to the fp32 accumulator even k first, then odd (vdpbf16ps: odd first),
-// round-to-nearest-even, bf16 subnormal inputs and fp32 subnormal results treated as zero.
+// f16 rounded to bf16 by the alt mode while packing); fp32 accumulation. Per 32-deep k step
+// tdpbf16ps sums the even-k and the odd-k products apart from zero (FMA, round-to-nearest-even),
+// then acc += (even + odd) (docs/GEMM.md; vdpbf16ps adds odd then even straight into acc); bf16
+// subnormal inputs and fp32 subnormal results are zero.
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
@@ -33,7 +34,7 @@ static_assert(sizeof(TileConfig) == 64);
 // 4 accumulator tiles (2 x 2), per 32 k: 2 A-half tiles, 2 B-half tiles, 4 tdpbf16ps.
 // k blocks of 512 (kKc): a block's 32 KiB part of a B sliver stays in L1 while the A slivers of
 // the driver's block pass; parking and reloading the fp32 sums costs 8 KiB of tile traffic per
-// 16 tdpbf16ps.
+// 64 tdpbf16ps.
 struct Bf16Amx : IoAvx512 {
   using Packed = std::uint16_t;
   static constexpr std::int64_t kMr = 32, kNr = 32;
