@@ -47,6 +47,16 @@ TEST(GemmAmx, DeclinesWhatItCannotTake) {
   }
 }
 
+TEST(GemmAmx, SaysWhyItCannotRun) {
+  if (!cpu_features().amx_bf16) {
+    EXPECT_STREQ(amx_unavailable(), "needs AMX-BF16 (amx_bf16, amx_tile), which this machine lacks");
+    return;
+  }
+  // Under AMPKIT_ISA below amx the run is capped already; else cap it here (never raise it).
+  testing::IsaScope scope(active_isa() < Isa::amx ? active_isa() : Isa::avx512);
+  EXPECT_STREQ(amx_unavailable(), "capped: AMPKIT_ISA / set_isa_cap is below amx");
+}
+
 TEST(GemmAmx, EdgeShapesMatchTheReference) {
   if (const char* why = amx_unavailable()) GTEST_SKIP() << "gemm_ukernel_bf16_32x32_amx: " << why;
   const std::uint64_t seed = testing::fresh_seed();
