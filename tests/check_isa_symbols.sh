@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when an ISA-specific object file (*_avx2 / *_avx512* .o) defines a weak symbol.
+# Fails when an ISA-specific object file (*_avx2 / *_avx512* / *_amx .o) defines a weak symbol.
 # Why: a weak symbol (an inline function or template instantiated there) is merged with the
 # copies from other files at link time, and the linker may keep the one compiled with AVX-512
 # flags, which then runs on the reference path too. ISA files must keep helpers static or in an
@@ -15,7 +15,7 @@ checked=0
 IFS=";" read -r -a objects <<< "$(IFS=";"; echo "$*")"
 for obj in "${objects[@]}"; do
   case "$obj" in
-    *_avx2.cpp.o | *_avx512.cpp.o | *_avx512bf16.cpp.o) ;;
+    *_avx2.cpp.o | *_avx512.cpp.o | *_avx512bf16.cpp.o | *_amx.cpp.o) ;;
     *) continue ;;
   esac
   checked=$((checked + 1))

@@ -435,8 +435,8 @@ TEST(BadInput, SetIsaCap) {
   const Isa before = active_isa();
   run_table("set_isa_cap", {
       {"-1", [](Fixture&) { set_isa_cap(static_cast<Isa>(-1)); },
-       "isa must be ref, avx2 or avx512, but got the value -1"},
-      {"3", [](Fixture&) { set_isa_cap(static_cast<Isa>(3)); }, "but got the value 3"},
+       "isa must be ref, avx2, avx512 or amx, but got the value -1"},
+      {"4", [](Fixture&) { set_isa_cap(static_cast<Isa>(4)); }, "but got the value 4"},
       {"1000", [](Fixture&) { set_isa_cap(static_cast<Isa>(1000)); }, "but got the value 1000"},
   });
   EXPECT_EQ(active_isa(), before);

@@ -44,6 +44,7 @@ std::vector<Isa> available_isas() {
   const Isa best = cpu_features().best();
   if (static_cast<int>(best) >= static_cast<int>(Isa::avx2)) isas.push_back(Isa::avx2);
   if (static_cast<int>(best) >= static_cast<int>(Isa::avx512)) isas.push_back(Isa::avx512);
+  if (static_cast<int>(best) >= static_cast<int>(Isa::amx)) isas.push_back(Isa::amx);
   // AMPKIT_ISA caps the whole run (CI runs the suite once per cap).
   const Isa cap = active_isa();
   std::erase_if(isas, [cap](Isa i) { return static_cast<int>(i) > static_cast<int>(cap); });

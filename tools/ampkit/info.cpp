@@ -20,8 +20,12 @@ namespace {
 
 void print_machine() {
   const CpuFeatures& f = cpu_features();
-  std::printf("cpu: avx2+fma+f16c=%s avx512(f,bw,dq,vl)=%s avx512_bf16=%s avx512_fp16=%s\n", f.avx2 ? "yes" : "no",
-              f.avx512 ? "yes" : "no", f.avx512bf16 ? "yes" : "no", f.avx512fp16 ? "yes" : "no");
+  std::printf("cpu: avx2+fma+f16c=%s avx512(f,bw,dq,vl)=%s avx512_bf16=%s avx512_fp16=%s amx_bf16=%s\n",
+              f.avx2 ? "yes" : "no", f.avx512 ? "yes" : "no", f.avx512bf16 ? "yes" : "no",
+              f.avx512fp16 ? "yes" : "no", f.amx_bf16 ? "yes" : "no");
+  // The tile-data permission is asked for only where AMX could run (it is per process).
+  if (f.amx_bf16 && active_isa() == Isa::amx)
+    std::printf("amx tile data (arch_prctl): %s\n", amx_tile_data_permitted() ? "granted" : "refused");
   std::printf("isa: best=%s active=%s (AMPKIT_ISA caps it)\n", isa_name(f.best()).data(),
               isa_name(active_isa()).data());
   std::printf("threads: %d\n", num_threads());

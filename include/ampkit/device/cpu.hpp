@@ -1,5 +1,5 @@
 // CPU features and the ISA cap (core layer).
-// Features are detected once (CPUID plus the OS's XGETBV state check). AMPKIT_ISA=ref|avx2|avx512
+// Features are detected once (CPUID plus the OS's XGETBV state check). AMPKIT_ISA=ref|avx2|avx512|amx
 // caps what the kernels may use; asking for an ISA the machine lacks is an Error, never a silent
 // downgrade. Kernels choose once per call, never per tile.
 #pragma once
@@ -13,9 +13,10 @@ enum class Isa : int {
   ref = 0,     // portable C++, no ISA-specific code
   avx2 = 1,    // AVX2 + FMA + F16C
   avx512 = 2,  // AVX-512 F/BW/DQ/VL (+ AVX512_BF16 where CpuFeatures says so)
+  amx = 3,     // the above + AVX512_BF16 + AMX-BF16 tiles (the OS must also grant tile data)
 };
 
-/// "ref", "avx2" or "avx512".
+/// "ref", "avx2", "avx512" or "amx".
 std::string_view isa_name(Isa isa);
 /// Parses an ISA name; throws Error naming `what` on anything else.
 Isa parse_isa(std::string_view text, const char* what);
@@ -26,9 +27,20 @@ struct CpuFeatures {
   bool avx512 = false;    // AVX-512 F/BW/DQ/VL, with ZMM state enabled by the OS
   bool avx512bf16 = false;
   bool avx512fp16 = false;
-  Isa best() const { return avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref; }
+  // AMX-BF16 + AMX-TILE (CPUID 7.0 EDX bits 22, 24) with AVX512_BF16, and XCR0 bits 17-18 (the
+  // OS saves tile state). Linux also wants a per-process request before the first tile
+  // instruction: see amx_tile_data_permitted().
+  bool amx_bf16 = false;
+  Isa best() const {
+    return amx_bf16 ? Isa::amx : avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref;
+  }
 };
 const CpuFeatures& cpu_features();
+
+/// Asks the OS for the AMX tile-data permission (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA)) once per process, on the first call, and returns whether it was granted
+/// (false without amx_bf16). Thread-safe; later calls return the remembered answer.
+bool amx_tile_data_permitted();
 
 /// The ISA kernels may use: AMPKIT_ISA (read at first use) or set_isa_cap, else the best the
 /// machine has. Throws Error when AMPKIT_ISA is not a valid name or above what the machine has.

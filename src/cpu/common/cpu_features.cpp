@@ -1,6 +1,8 @@
 // CPU feature detection (CPUID + XGETBV) and the AMPKIT_ISA cap (core layer).
 // Called by every kernel family's dispatcher, once per call.
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -35,6 +37,8 @@ CpuFeatures detect() {
   const bool avx2 = ebx & (1u << 5), avx512f = ebx & (1u << 16), avx512dq = ebx & (1u << 17),
              avx512bw = ebx & (1u << 30), avx512vl = ebx & (1u << 31);
   const bool avx512fp16 = edx & (1u << 23);
+  const bool amx_bf16 = edx & (1u << 22), amx_tile = edx & (1u << 24);
+  const bool tile_state = (xcr0 & (3u << 17)) == (3u << 17);  // XTILECFG + XTILEDATA
   const unsigned leaf7_subleaves = eax;
   bool avx512bf16 = false;
   if (leaf7_subleaves >= 1) {
@@ -45,6 +49,7 @@ CpuFeatures detect() {
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512bf16 = f.avx512 && avx512bf16;
   f.avx512fp16 = f.avx512 && avx512fp16;
+  f.amx_bf16 = f.avx512bf16 && amx_bf16 && amx_tile && tile_state;
   return f;
 }
 
@@ -65,6 +70,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::ref: return "ref";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::amx: return "amx";
   }
   return "?";
 }
@@ -73,12 +79,24 @@ Isa parse_isa(std::string_view text, const char* what) {
   if (text == "ref") return Isa::ref;
   if (text == "avx2") return Isa::avx2;
   if (text == "avx512") return Isa::avx512;
-  fail(what, "expected one of ref, avx2, avx512, but got '", std::string(text), "'");
+  if (text == "amx") return Isa::amx;
+  fail(what, "expected one of ref, avx2, avx512, amx, but got '", std::string(text), "'");
 }
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect();
   return features;
+}
+
+bool amx_tile_data_permitted() {
+  // XCR0 says the kernel saves tile state; Linux still faults the first tile-data instruction
+  // of a process that did not ask for it (the state is large: 8 KiB per thread's signal frame).
+  static const bool granted = [] {
+    if (!cpu_features().amx_bf16) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
 }
 
 Isa active_isa() {
@@ -99,8 +117,8 @@ Isa active_isa() {
 }
 
 void set_isa_cap(Isa isa) {
-  if (isa != Isa::ref && isa != Isa::avx2 && isa != Isa::avx512)
-    fail("set_isa_cap", "isa must be ref, avx2 or avx512, but got the value ",
+  if (isa != Isa::ref && isa != Isa::avx2 && isa != Isa::avx512 && isa != Isa::amx)
+    fail("set_isa_cap", "isa must be ref, avx2, avx512 or amx, but got the value ",
          static_cast<int>(isa));
   check_supported(isa, "set_isa_cap");
   g_isa_cap.store(static_cast<int>(isa));

@@ -11,13 +11,20 @@
 //      epilogue (alpha, beta C, bias, aux, activation, bias-gradient partials, rounding) runs on
 //      that tile before the one store to D;
 //   3. bias gradients: per-sliver fp32 partials combined in double in sliver order.
-// Traits (see gemm_engine_f32_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
-// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row.
+// Traits (see gemm_ukernel_f32_32x12_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
+// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row; optional
+// (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a multiple of it), kBKGroup (B
+// packed k-contiguous in groups of kBKGroup per column instead of like A), prepare_thread()
+// (run by every thread before its first micro-kernel of a call) and kKc > 0 with
+// ukernel_part(kc, a, b, tile, accumulate) instead of ukernel: k in blocks of kKc, the fp32
+// sums parked in memory between blocks and continued exactly (same order, same bits).
 #pragma once
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
+
+#include <omp.h>
 
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
@@ -63,18 +70,79 @@ static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool fl
   return subnormals;
 }
 
-// Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows:
-//   kPairs = false: dst[kk * R + r] (float)
-//   kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits; k padded to even with zeros)
+// The optional traits with their defaults (see the top of this file).
+template <class T>
+constexpr std::int64_t k_step() {
+  if constexpr (requires { T::kKStep; }) return T::kKStep;
+  return T::kPairs ? 2 : 1;
+}
+template <class T>
+constexpr std::int64_t k_block() {
+  if constexpr (requires { T::kKc; }) return T::kKc;
+  return 0;
+}
+template <class T>
+constexpr int b_k_group() {
+  if constexpr (requires { T::kBKGroup; }) return T::kBKGroup;
+  return 0;
+}
+
+// Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows
+// and to kp (a multiple of k_step<T>() >= k) along k:
+//   KGroup = 0, kPairs = false: dst[kk * R + r] (float)
+//   KGroup = 0, kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits)
+//   KGroup = G > 0:             dst[(kk / G) * GR + r * G + kk % G] (bf16 bits, k contiguous)
 // Returns the number of f16 subnormal elements read.
-template <class T, int R>
+template <class T, int R, int KGroup = 0>
 static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int64_t rows, std::int64_t k,
-                                bool flush, bool alt, typename T::Packed* dst) {
+                                std::int64_t kp, bool flush, bool alt, typename T::Packed* dst) {
   constexpr std::int64_t kKb = 64;  // k block staged as fp32
+  static_assert(KGroup == 0 || (T::kPairs && kKb % KGroup == 0), "k groups of bf16 within a staged block");
   alignas(64) float block[kKb * R];
   alignas(64) float line[kKb];
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(v.dtype));
   std::int64_t subnormals = 0;
+  // Both bf16 layouts keep k steps [s, s + step) within dst[s * R, (s + step) * R): zero the
+  // last partial step first, the loop below overwrites what lies below k.
+  constexpr std::int64_t step = k_step<T>();
+  if (kp > k / step * step)
+    std::memset(dst + k / step * step * R, 0, static_cast<std::size_t>((kp - k / step * step) * R) * sizeof(*dst));
+  if constexpr (KGroup > 0) {
+    // bf16 already contiguous along k: the k-runs are copied as they are (rows >= `rows` stay
+    // zero from a full clear; nothing to convert or count).
+    if (v.dtype == DType::bf16 && v.k_stride == 1) {
+      if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      const std::int64_t whole = k / KGroup * KGroup;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::uint16_t* run = src + (r0 + r) * v.r_stride;
+        // Whole groups with a constant size (inlined: a call per 64 bytes cost 40 % of
+        // (128, 768, 768)), then the tail.
+        for (std::int64_t g = 0; g < whole; g += KGroup)
+          std::memcpy(dst + g * R + r * KGroup, run + g, KGroup * sizeof(std::uint16_t));
+        if (whole < k)
+          std::memcpy(dst + whole * R + r * KGroup, run + whole, static_cast<std::size_t>(k - whole) * sizeof(std::uint16_t));
+      }
+      return 0;
+    }
+  } else if constexpr (T::kPairs) {
+    // bf16 already contiguous along rows: k pairs interleaved straight from two row-runs.
+    if (v.dtype == DType::bf16 && v.r_stride == 1) {
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      for (std::int64_t kk = 0; kk < k; kk += 2) {
+        const std::uint16_t* even = src + r0 + kk * v.k_stride;
+        const std::uint16_t* odd = kk + 1 < k ? even + v.k_stride : nullptr;
+        std::uint16_t* out = dst + kk * R;
+#pragma omp simd
+        for (std::int64_t r = 0; r < rows; ++r) {
+          out[2 * r] = even[r];
+          out[2 * r + 1] = odd != nullptr ? odd[r] : std::uint16_t{0};
+        }
+        for (std::int64_t r = rows; r < R; ++r) out[2 * r] = out[2 * r + 1] = 0;
+      }
+      return 0;
+    }
+  }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
     const std::int64_t kb = imin(kKb, k - k0);
     if (v.r_stride == 1) {  // contiguous along rows: one row-run per kk
@@ -94,6 +162,15 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
     if (v.dtype == DType::f16) subnormals += apply_fp16_mode(block, kb * R, flush, alt);
     if constexpr (!T::kPairs) {
       std::memcpy(dst + k0 * R, block, static_cast<std::size_t>(kb * R) * sizeof(float));
+    } else if constexpr (KGroup > 0) {
+      // Values are exactly bf16 here (see below): keep the top halves, transposed to k-runs.
+      for (std::int64_t g = 0; g < kb; g += KGroup) {
+        const std::int64_t run = imin(KGroup, kb - g);
+        std::uint16_t* out = dst + (k0 + g) * R;
+        for (std::int64_t r = 0; r < R; ++r)
+          for (std::int64_t t = 0; t < run; ++t)
+            out[r * KGroup + t] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(block[(g + t) * R + r]) >> 16);
+      }
     } else {
       // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top halves,
       // k pairs interleaved: pair word r = (bits of k0 + kk + 1, row r) high | (k0 + kk, row r) low.
@@ -268,36 +345,20 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   constexpr std::int64_t MR = T::kMr, NR = T::kNr;
   const GemmArgs& a = p.args;
   const std::int64_t m = a.m, n = a.n, k = a.k;
-  const std::int64_t kp = T::kPairs ? (k + 1) / 2 * 2 : k;
+  const std::int64_t kp = ceil_div(k, k_step<T>()) * k_step<T>();
   const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
   const std::int64_t m_padded = m_slivers * MR;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
-
-  // Workspace: packed A, packed B, fp32 bias, bias-gradient partials.
-  const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
-  const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
-  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
-  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
-  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
-  const std::size_t totals_bytes =
-      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
-  unsigned char* ws =
-      static_cast<unsigned char*>(gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + 64));
-  Packed* packed_a = reinterpret_cast<Packed*>(ws);
-  Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
-  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
-  float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
-  if (bias != nullptr) {
-    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
-    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
-  }
+  constexpr std::int64_t KC = k_block<T>();
 
   // Blocking: an MC x k block of packed A (<= 512 KiB) stays in L2 (1 MiB per core) while NC columns of B
-  // stream past it; blocks are split further until both threads have several.
+  // stream past it; blocks are split further until both threads have several. k-blocked
+  // engines: an MC x KC block of A, NC = 4 slivers (their parked sums: MC x NC tiles per thread).
   const std::int64_t threads = imax(1, ampkit::num_threads());
-  const std::int64_t sliver_bytes = imax(1, kp * MR * static_cast<std::int64_t>(sizeof(Packed)));
+  const std::int64_t k_span = KC > 0 ? imin(kp, KC) : kp;
+  const std::int64_t sliver_bytes = imax(1, k_span * MR * static_cast<std::int64_t>(sizeof(Packed)));
   std::int64_t mc = imax(1, imin(16, (512 * 1024) / sliver_bytes));  // in A slivers
-  std::int64_t nc = 32;                                               // in B slivers
+  std::int64_t nc = KC > 0 ? 4 : 32;                                  // in B slivers
   mc = imin(mc, imax(1, m_slivers));
   nc = imin(nc, imax(1, n_slivers));
   const bool parallel = threads > 1 && m * n * imax(k, 16) >= (1 << 18);
@@ -307,6 +368,29 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t m_blocks = ceil_div(m_slivers, mc), n_blocks = ceil_div(n_slivers, nc);
   const std::int64_t units = m_blocks * n_blocks;
 
+  // Workspace: packed A, packed B, fp32 bias, bias-gradient partials, parked sums (k-blocked).
+  const std::size_t parked_per_thread = static_cast<std::size_t>(mc * nc * MR * NR);
+  const std::size_t parked_bytes = KC > 0 ? align64(static_cast<std::size_t>(threads) * parked_per_thread * 4) : 0;
+  const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
+  const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
+  const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
+  const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
+  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
+  const std::size_t totals_bytes =
+      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
+  unsigned char* ws = static_cast<unsigned char*>(
+      gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + parked_bytes + 64));
+  Packed* packed_a = reinterpret_cast<Packed*>(ws);
+  Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
+  float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
+  float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
+  float* parked = KC > 0 ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes)
+                         : nullptr;
+  if (bias != nullptr) {
+    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
+    for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
+  }
+
   const OperandView va = view_of_a(a), vb = view_of_b(a);
   const EpilogueContext ctx{&p, bias, partials, m_padded};
   // The work of one team member; the worksharing loops split it when a team runs them. A call
@@ -315,21 +399,41 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 #pragma omp for schedule(static)
     for (std::int64_t s = 0; s < m_slivers + n_slivers; ++s) {
       if (s < m_slivers) {
-        sub_in += pack_sliver<T, MR>(va, s * MR, imin(MR, m - s * MR), k, p.flush, p.alt, packed_a + s * MR * kp);
+        sub_in += pack_sliver<T, MR>(va, s * MR, imin(MR, m - s * MR), k, kp, p.flush, p.alt, packed_a + s * MR * kp);
       } else {
         const std::int64_t t = s - m_slivers;
-        sub_in += pack_sliver<T, NR>(vb, t * NR, imin(NR, n - t * NR), k, p.flush, p.alt, packed_b + t * NR * kp);
+        sub_in += pack_sliver<T, NR, b_k_group<T>()>(vb, t * NR, imin(NR, n - t * NR), k, kp, p.flush, p.alt,
+                                                     packed_b + t * NR * kp);
       }
     }
+    if constexpr (requires { T::prepare_thread(); }) T::prepare_thread();
 #pragma omp for schedule(static)
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t ib = u / n_blocks, jb = u % n_blocks;
       const std::int64_t is_end = imin(m_slivers, (ib + 1) * mc), js_end = imin(n_slivers, (jb + 1) * nc);
-      alignas(64) float tile[MR * NR];
-      for (std::int64_t js = jb * nc; js < js_end; ++js) {
-        for (std::int64_t is = ib * mc; is < is_end; ++is) {
-          T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
-          epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+      if constexpr (KC > 0) {
+        // Each B block part stays in L1 while the A parts of the block pass; the tiles' sums are
+        // parked between k blocks (this thread's slot) and finished after the last one.
+        float* slot = parked + static_cast<std::size_t>(parallel ? omp_get_thread_num() : 0) * parked_per_thread;
+        const auto tile_of = [&](std::int64_t js, std::int64_t is) {
+          return slot + ((js - jb * nc) * mc + (is - ib * mc)) * MR * NR;
+        };
+        for (std::int64_t k0 = 0; k0 == 0 || k0 < kp; k0 += KC)  // k = 0 still zeroes the tiles
+          for (std::int64_t js = jb * nc; js < js_end; ++js)
+            for (std::int64_t is = ib * mc; is < is_end; ++is)
+              T::ukernel_part(imin(KC, kp - k0), packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
+                              tile_of(js, is), k0 > 0);
+        for (std::int64_t js = jb * nc; js < js_end; ++js)
+          for (std::int64_t is = ib * mc; is < is_end; ++is)
+            epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
+                                  imin(NR, n - js * NR), js, sub_out);
+      } else {
+        alignas(64) float tile[MR * NR];
+        for (std::int64_t js = jb * nc; js < js_end; ++js) {
+          for (std::int64_t is = ib * mc; is < is_end; ++is) {
+            T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
+            epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+          }
         }
       }
     }

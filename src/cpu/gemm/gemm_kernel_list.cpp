@@ -6,12 +6,13 @@
 namespace ampkit::cpu {
 namespace {
 
+constexpr ops::KernelNeeds kAmx{Device::cpu, Isa::amx, true};
 constexpr ops::KernelNeeds kAvx512Bf16{Device::cpu, Isa::avx512, true};
 constexpr ops::KernelNeeds kAvx512{Device::cpu, Isa::avx512, false};
 constexpr ops::KernelNeeds kAvx2{Device::cpu, Isa::avx2, false};
 constexpr ops::KernelNeeds kRef{Device::cpu, Isa::ref, false};
 
-// The bf16 micro-kernel multiplies bf16 pairs: both operands bf16 as the mode sees them.
+// The bf16 micro-kernels (AVX512_BF16, AMX) multiply bf16 pairs: both operands bf16 as the mode sees them.
 const char* bf16_declines(const GemmProblem& problem) {
   const auto bf16_like = [&](DType t) { return t == DType::bf16 || (t == DType::f16 && problem.alt); };
   if (bf16_like(problem.args.a_dtype) && bf16_like(problem.args.b_dtype)) return nullptr;
@@ -29,6 +30,7 @@ const char* gemm_skinny_declines(const GemmProblem& problem) {
 std::span<const GemmKernel> gemm_kernels() {
   static const GemmKernel kernels[] = {
       {"gemm_skinny_f32_avx512", kAvx512, gemm_skinny_declines, gemm_run_skinny_f32_avx512},
+      {"gemm_ukernel_bf16_32x32_amx", kAmx, bf16_declines, gemm_run_bf16_amx},
       {"gemm_ukernel_bf16_32x12_avx512bf16", kAvx512Bf16, bf16_declines, gemm_run_bf16_avx512bf16},
       {"gemm_ukernel_f32_32x12_avx512", kAvx512, nullptr, gemm_run_f32_avx512},
       {"gemm_skinny_f32_avx2", kAvx2, gemm_skinny_declines, gemm_run_skinny_f32_avx2},

@@ -70,6 +70,7 @@ std::string gemm_validate(const GemmArgs& args);
 void gemm_reference(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_bf16_avx512bf16(const GemmProblem& problem, GemmCounters& counters);
+void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_skinny_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
 void gemm_run_skinny_f32_avx2(const GemmProblem& problem, GemmCounters& counters);

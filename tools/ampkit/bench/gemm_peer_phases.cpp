@@ -100,7 +100,7 @@ void attach_peers(std::vector<BenchRow>& rows, const Peaks& peaks, const std::ve
       if (q == p) return true;
     return false;
   };
-  for (BenchRow& r : rows) r.peak = peaks.for_case(r.dm, r.threads, &r.peak_name);
+  for (BenchRow& r : rows) r.peak = peaks.for_case(r.dm, r.kernel, r.threads, &r.peak_name);
   if (wanted("openblas")) openblas_phase(rows, options, notes);
   if (wanted("onednn")) onednn_phase(rows, options, notes);
 }

@@ -16,6 +16,7 @@ Peaks Peaks::measure(const std::vector<int>& threads, int reps) {
   for (int t : threads) {
     p.fma_f32.push_back(measure_peak_gflops(PeakKind::fma_f32, t, reps));
     p.bf16_dot.push_back(measure_peak_gflops(PeakKind::dpbf16, t, reps));
+    p.amx_bf16.push_back(measure_peak_gflops(PeakKind::amx_bf16, t, reps));
   }
   return p;
 }
@@ -25,14 +26,17 @@ void Peaks::remeasure_keep_max(int reps) {
   for (std::size_t i = 0; i < threads.size(); ++i) {
     if (!(fma_f32[i] >= again.fma_f32[i])) fma_f32[i] = again.fma_f32[i];
     if (!(bf16_dot[i] >= again.bf16_dot[i])) bf16_dot[i] = again.bf16_dot[i];
+    if (!(amx_bf16[i] >= again.amx_bf16[i])) amx_bf16[i] = again.amx_bf16[i];
   }
 }
 
-double Peaks::for_case(const DtypeMode& dm, int t, const char** name) const {
+double Peaks::for_case(const DtypeMode& dm, const std::string& kernel, int t, const char** name) const {
   const bool bf16 = dm.dtype == DType::bf16 || (dm.dtype == DType::f16 && dm.mode == Fp16Mode::alt);
-  *name = peak_name(bf16 ? PeakKind::dpbf16 : PeakKind::fma_f32);
+  const bool amx = kernel.ends_with("_amx");
+  const PeakKind kind = amx ? PeakKind::amx_bf16 : bf16 ? PeakKind::dpbf16 : PeakKind::fma_f32;
+  *name = peak_name(kind);
   for (std::size_t i = 0; i < threads.size(); ++i)
-    if (threads[i] == t) return bf16 ? bf16_dot[i] : fma_f32[i];
+    if (threads[i] == t) return kind == PeakKind::amx_bf16 ? amx_bf16[i] : bf16 ? bf16_dot[i] : fma_f32[i];
   return std::nan("");
 }
 
@@ -73,9 +77,12 @@ void print_json_rows(const std::vector<BenchRow>& rows) {
 void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const std::vector<std::string>& notes,
                  const char* title) {
   std::printf("%s — %s, %s\n", title, machine_description().c_str(), today().c_str());
-  for (std::size_t i = 0; i < peaks.threads.size(); ++i)
-    std::printf("peak (measured now), %d thread(s): fp32 FMA %.0f GFLOP/s, bf16 dot %.0f GFLOP/s\n",
+  for (std::size_t i = 0; i < peaks.threads.size(); ++i) {
+    std::printf("peak (measured now), %d thread(s): fp32 FMA %.0f GFLOP/s, bf16 dot %.0f GFLOP/s",
                 peaks.threads[i], peaks.fma_f32[i], peaks.bf16_dot[i]);
+    if (!std::isnan(peaks.amx_bf16[i])) std::printf(", AMX bf16 %.0f GFLOP/s", peaks.amx_bf16[i]);
+    std::printf("\n");
+  }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype",
               "epilogue", "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "kernel");

@@ -17,15 +17,16 @@ namespace ampkit::tools::bench {
 /// The ceilings of this machine, measured now for each thread count.
 struct Peaks {
   std::vector<int> threads;
-  std::vector<double> fma_f32, bf16_dot;  // GFLOP/s, parallel to threads (NaN if unavailable)
-  /// Measures both loops for each thread count (under a second each).
+  std::vector<double> fma_f32, bf16_dot, amx_bf16;  // GFLOP/s, parallel to threads (NaN if unavailable)
+  /// Measures the loops for each thread count (under a second each).
   static Peaks measure(const std::vector<int>& threads, int reps);
   /// Measures again (after the cases) and keeps the higher figure of each: a ceiling, so a
   /// neighbour's burst of load during one of the two measurements does not lower it.
   void remeasure_keep_max(int reps);
-  /// The ceiling a GEMM of `dm` runs against: BF16 dot products for bf16 and f16-alt (operands
-  /// rounded to bf16), fp32 FMA otherwise. Sets `name` to the PeakKind's name.
-  double for_case(const DtypeMode& dm, int threads, const char** name) const;
+  /// The ceiling a GEMM of `dm` on `kernel` runs against: AMX tile products for an AMX kernel,
+  /// BF16 dot products for other bf16 and f16-alt (operands rounded to bf16), fp32 FMA otherwise.
+  /// Sets `name` to the PeakKind's name.
+  double for_case(const DtypeMode& dm, const std::string& kernel, int threads, const char** name) const;
 };
 
 /// One measured case of ampkit (a gemm call or a Linear pass).

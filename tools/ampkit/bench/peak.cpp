@@ -1,5 +1,5 @@
 // Times the machine's ceilings (tools layer, bench/): the arithmetic loops of
-// peak_loops_avx512bf16.cpp on 1..N threads (every thread runs the same loop, the whole parallel
+// peak_loops_avx512bf16.cpp and peak_loops_amx.cpp on 1..N threads (every thread runs the same loop, the whole parallel
 // region is timed, total GFLOP/s is reported) and the copy bandwidth. Called by `ampkit bench
 // gemm` / `bench linear` / `bench norm` before (and after) their own measurements.
 #include "tools/ampkit/bench/peak.hpp"
@@ -17,13 +17,21 @@ namespace ampkit::tools::bench {
 namespace {
 
 float run_loop(PeakKind kind, std::int64_t iterations) {
-  return kind == PeakKind::fma_f32 ? peak_loop_fma_f32_avx512(iterations)
-                                   : peak_loop_dpbf16_avx512bf16(iterations);
+  switch (kind) {
+    case PeakKind::fma_f32: return peak_loop_fma_f32_avx512(iterations);
+    case PeakKind::dpbf16: return peak_loop_dpbf16_avx512bf16(iterations);
+    case PeakKind::amx_bf16: return peak_loop_amx_bf16(iterations);
+  }
+  return 0.0f;
 }
 
 double flops_per_iteration(PeakKind kind) {
-  const double per_instruction = kind == PeakKind::fma_f32 ? 16.0 * 2.0 : 32.0 * 2.0;
-  return kPeakChains * per_instruction;
+  switch (kind) {
+    case PeakKind::fma_f32: return kPeakChains * 16.0 * 2.0;
+    case PeakKind::dpbf16: return kPeakChains * 32.0 * 2.0;
+    case PeakKind::amx_bf16: return 4 * 16.0 * 16.0 * 32.0 * 2.0;
+  }
+  return 0.0;
 }
 
 // Milliseconds for `threads` threads to each run `iterations` of the loop.
@@ -42,11 +50,19 @@ double time_parallel(PeakKind kind, int threads, std::int64_t iterations) {
 
 }  // namespace
 
-const char* peak_name(PeakKind kind) { return kind == PeakKind::fma_f32 ? "fma_f32" : "bf16_dot"; }
+const char* peak_name(PeakKind kind) {
+  switch (kind) {
+    case PeakKind::fma_f32: return "fma_f32";
+    case PeakKind::dpbf16: return "bf16_dot";
+    case PeakKind::amx_bf16: return "amx_bf16";
+  }
+  return "?";
+}
 
 double measure_peak_gflops(PeakKind kind, int threads, int reps) {
   const CpuFeatures& f = cpu_features();
   if (!f.avx512 || (kind == PeakKind::dpbf16 && !f.avx512bf16)) return std::nan("");
+  if (kind == PeakKind::amx_bf16 && !(f.amx_bf16 && amx_tile_data_permitted())) return std::nan("");
   // Calibrate on one thread: iterations for about 40 ms.
   std::int64_t iterations = 20000;
   for (;;) {

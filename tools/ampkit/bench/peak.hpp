@@ -1,6 +1,6 @@
 // The machine's ceilings, measured in the same run as the benchmark that quotes a fraction of
-// them (tools layer, bench/): arithmetic (the loops of peak_loops_avx512bf16.cpp, ISA flags by
-// name; timed on 1..N threads by peak.cpp) for `bench gemm` / `bench linear`, and copy bandwidth
+// them (tools layer, bench/): arithmetic (the loops of peak_loops_avx512bf16.cpp and
+// peak_loops_amx.cpp, ISA flags by name; timed on 1..N threads by peak.cpp) for `bench gemm` / `bench linear`, and copy bandwidth
 // for `bench norm`.
 #pragma once
 
@@ -8,8 +8,9 @@
 
 namespace ampkit::tools::bench {
 
-/// Which ceiling: fp32 FMA (vfmadd231ps zmm) or bf16 dot products (vdpbf16ps zmm).
-enum class PeakKind { fma_f32, dpbf16 };
+/// Which ceiling: fp32 FMA (vfmadd231ps zmm), bf16 dot products (vdpbf16ps zmm) or AMX bf16
+/// tile products (tdpbf16ps).
+enum class PeakKind { fma_f32, dpbf16, amx_bf16 };
 
 /// Independent accumulator chains per loop iteration: FMA latency 4 x 2 pipes needs >= 8,
 /// vdpbf16ps latency up to 6 x 2 pipes >= 12.
@@ -20,11 +21,16 @@ float peak_loop_fma_f32_avx512(std::int64_t iterations);
 /// kPeakChains vdpbf16ps zmm per iteration (32 x 2 flops each).
 float peak_loop_dpbf16_avx512bf16(std::int64_t iterations);
 
-/// "fma_f32" or "bf16_dot".
+/// 4 tdpbf16ps per iteration (16 x 16 outputs x 32 products x 2 flops each); loads the tile
+/// configuration itself and releases the tiles at the end.
+float peak_loop_amx_bf16(std::int64_t iterations);
+
+/// "fma_f32", "bf16_dot" or "amx_bf16".
 const char* peak_name(PeakKind kind);
 
 /// Total GFLOP/s of the `kind` loop with `threads` OpenMP threads each running it (median of
-/// `reps` runs of about 40 ms). NaN when the CPU lacks the instructions (AVX-512 / AVX512_BF16).
+/// `reps` runs of about 40 ms). NaN when the CPU lacks the instructions (AVX-512 / AVX512_BF16 /
+/// AMX-BF16 with the OS's tile-data permission).
 double measure_peak_gflops(PeakKind kind, int threads, int reps = 5);
 
 /// STREAM-style copy bandwidth in GB/s (1e9 bytes/s) with `threads` OpenMP threads: two float
