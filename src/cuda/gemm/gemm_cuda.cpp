@@ -244,6 +244,23 @@ void finish_counting(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCount
   counters.fp16_subnormal_outputs += host[1];
 }
 
+// BGRADA / BGRADB: the sums of op(A)'s rows or op(B)'s columns over k, as given.
+void write_operand_sums(const cpu::GemmProblem& p, const Plan& plan, char* ws, CudaContext& ctx) {
+  const GemmArgs& a = p.args;
+  const GemmEpilogue& e = a.epilogue;
+  if (p.bias_grad != cpu::GemmBiasGrad::rows_of_a && p.bias_grad != cpu::GemmBiasGrad::cols_of_b) return;
+  float* partials = plan.partial_blocks > 0 ? reinterpret_cast<float*>(ws + plan.partials) : nullptr;
+  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_a) {
+    const bool by_k = a.op_a == Op::T;  // op(A)(r, kk) = A[kk + r lda]
+    operand_sum_partials(a.a, a.a_dtype, a.m, a.k, by_k ? a.lda : 1, by_k ? 1 : a.lda, partials, ctx.stream);
+  } else {
+    const bool by_k = a.op_b == Op::N;  // op(B)(kk, j) = B[kk + j ldb]
+    operand_sum_partials(a.b, a.b_dtype, a.n, a.k, by_k ? a.ldb : 1, by_k ? 1 : a.ldb, partials, ctx.stream);
+  }
+  reduce_partials(partials, plan.partial_blocks, plan.partial_length, e.bias_grad, e.bias_dtype,
+                  e.accumulate_bias_grad, ctx.stream);
+}
+
 // The general path: product into fp32 workspace, ampkit's epilogue, the bias gradients.
 void run_with_own_epilogue(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCounters& counters) {
   const GemmArgs& a = p.args;
@@ -288,16 +305,10 @@ void run_with_own_epilogue(const cpu::GemmProblem& p, CudaContext& ctx, cpu::Gem
   el.subnormal_outputs = p.want_counters ? ctx.counters + 1 : nullptr;
   el.bias_partials = p.bias_grad == cpu::GemmBiasGrad::rows_of_d ? partials : nullptr;
   gemm_epilogue(el, ctx.stream);
-  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_a) {
-    const bool by_k = a.op_a == Op::T;  // op(A)(r, kk) = A[kk + r lda]
-    operand_sum_partials(a.a, a.a_dtype, a.m, a.k, by_k ? a.lda : 1, by_k ? 1 : a.lda, partials, ctx.stream);
-  } else if (p.bias_grad == cpu::GemmBiasGrad::cols_of_b) {
-    const bool by_k = a.op_b == Op::N;  // op(B)(kk, j) = B[kk + j ldb]
-    operand_sum_partials(a.b, a.b_dtype, a.n, a.k, by_k ? a.ldb : 1, by_k ? 1 : a.ldb, partials, ctx.stream);
-  }
-  if (p.bias_grad != cpu::GemmBiasGrad::none)
+  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d)
     reduce_partials(partials, plan.partial_blocks, plan.partial_length, e.bias_grad, e.bias_dtype,
                     e.accumulate_bias_grad, ctx.stream);
+  write_operand_sums(p, plan, ws, ctx);
   finish_counting(p, ctx, counters);
 }
 
@@ -320,7 +331,7 @@ const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   if (!has_product(p)) return "no product (m, n or k is 0, or alpha = 0)";
-  if (p.bias_grad != cpu::GemmBiasGrad::none) return "bias gradients are summed by ampkit's fixed-order kernels";
+  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) return "DGELU/DRELU_BGRAD run in ampkit's epilogue and fixed-order sums";
   if (p.aux_in) return "DGELU/DRELU run in ampkit's epilogue (cuBLASLt's is tanh-only and measured slow)";
   if (p.aux_out && p.activation == cpu::GemmActivation::relu) return "cuBLASLt's RELU aux is a bit mask, ampkit's the pre-activation";
   if (p.activation == cpu::GemmActivation::gelu && e.gelu == GeluVariant::erf) return "cuBLASLt has the tanh GELU only";
@@ -328,6 +339,10 @@ const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
   const DType at = moded(p, a.a_dtype), bt = moded(p, a.b_dtype);
   if (at != bt) return "A and B have different dtypes (after the fp16 mode)";
   if (a.d_dtype != DType::f32 && a.d_dtype != at) return "cuBLASLt takes D in the operands' dtype or f32 only";
+  // Measured on the H200 (CUDA 13.0): with a bf16 D, cuBLASLt's BIAS and GELU epilogues act on
+  // the product already rounded to bf16 (errors of several bf16 ulps); f16 and f32 D are exact.
+  if (a.d_dtype == DType::bf16 && e.kind != Epilogue::DEFAULT && p.bias_grad == cpu::GemmBiasGrad::none)
+    return "cuBLASLt rounds a bf16 D's product before its epilogue (measured): one rounding needs ampkit's epilogue";
   if (p.use_c && a.c_dtype != a.d_dtype) return "cuBLASLt takes C in D's dtype only";
   if (p.has_bias && e.bias_dtype != a.d_dtype) return "cuBLASLt takes the bias in D's dtype only";
   if (p.aux_out && (e.aux_dtype != a.d_dtype || e.aux_ld % 8 != 0)) return "cuBLASLt takes aux in D's dtype with aux_ld a multiple of 8";
@@ -366,6 +381,7 @@ void gemm_cublaslt_fused_cuda(const cpu::GemmProblem& p, cpu::GemmCounters& coun
     run_with_own_epilogue(p, ctx, counters);  // e.g. an alignment cuBLASLt's fused kernels lack
     return;
   }
+  write_operand_sums(p, plan, ws, ctx);  // BGRADA / BGRADB: the product above is the plain one
   finish_counting(p, ctx, counters);
 }
 

@@ -13,6 +13,7 @@ namespace ampkit::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kBatch = 8;
 constexpr float kSqrt2OverPi = 0.797884560802865f;
 constexpr float kGeluCubic = 0.044715f;
 constexpr float kInvSqrt2 = 0.707106781186547f;
@@ -60,20 +61,39 @@ __global__ void epilogue_kernel(EpilogueLaunch e) {
        i += static_cast<std::int64_t>(gridDim.y) * kThreads) {
     const float bias = e.bias != nullptr ? load_as_float(e.bias, e.bias_dtype, i) : 0.0f;
     float row_sum = 0.0f;
-    for (std::int64_t j = j0; j < j1; ++j) {
-      float x = e.product != nullptr ? e.product[i + j * e.m] : 0.0f;
-      if (e.c != nullptr) x += e.beta * load_as_float(e.c, e.c_dtype, i + j * e.ldc);
-      x += bias;
-      if (e.aux_out) store_output(e.aux, e.aux_dtype, i + j * e.aux_ld, x, e.flush, subnormals);
-      switch (e.activation) {
-        case cpu::GemmActivation::none: break;
-        case cpu::GemmActivation::relu: x = x < 0.0f ? 0.0f : x; break;
-        case cpu::GemmActivation::gelu: x = gelu(x, e.gelu); break;
-        case cpu::GemmActivation::drelu: x = load_as_float(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0f ? x : 0.0f; break;
-        case cpu::GemmActivation::dgelu: x *= gelu_derivative(load_as_float(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu); break;
+    // kBatch columns at a time, every load of the batch issued before any use (memory-level
+    // parallelism); the row sum still adds the columns in order.
+    for (std::int64_t jb = j0; jb < j1; jb += kBatch) {
+      const int count = static_cast<int>(j1 - jb < kBatch ? j1 - jb : kBatch);
+      float x[kBatch], g[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        x[u] = u < count && e.product != nullptr ? e.product[i + (jb + u) * e.m] : 0.0f;
+      if (e.c != nullptr) {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u)
+          if (u < count) x[u] += e.beta * load_as_float(e.c, e.c_dtype, i + (jb + u) * e.ldc);
       }
-      row_sum += x;
-      store_output(e.d, e.d_dtype, i + j * e.ldd, x, e.flush, subnormals);
+      if (e.aux_in) {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) g[u] = u < count ? load_as_float(e.aux, e.aux_dtype, i + (jb + u) * e.aux_ld) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (u >= count) break;
+        const std::int64_t j = jb + u;
+        float v = x[u] + bias;
+        if (e.aux_out) store_output(e.aux, e.aux_dtype, i + j * e.aux_ld, v, e.flush, subnormals);
+        switch (e.activation) {
+          case cpu::GemmActivation::none: break;
+          case cpu::GemmActivation::relu: v = v < 0.0f ? 0.0f : v; break;
+          case cpu::GemmActivation::gelu: v = gelu(v, e.gelu); break;
+          case cpu::GemmActivation::drelu: v = g[u] > 0.0f ? v : 0.0f; break;
+          case cpu::GemmActivation::dgelu: v *= gelu_derivative(g[u], e.gelu); break;
+        }
+        row_sum += v;
+        store_output(e.d, e.d_dtype, i + j * e.ldd, v, e.flush, subnormals);
+      }
     }
     if (e.bias_partials != nullptr) e.bias_partials[blockIdx.x * e.m + i] = row_sum;
   }

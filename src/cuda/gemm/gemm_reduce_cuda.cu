@@ -26,6 +26,24 @@ __global__ void operand_sum_kernel(const void* base, DType t, std::int64_t lengt
   }
 }
 
+// The same partials when the k values of one r are contiguous (k_stride 1): one warp per
+// (r, block), lane l adding elements l and l + 32 of the block, then a butterfly over the lanes.
+// A fixed order (the data's layout decides it, not the launch); the reads are coalesced.
+__global__ void operand_sum_contiguous_kernel(const void* base, DType t, std::int64_t length, std::int64_t k,
+                                              std::int64_t r_stride, float* partials) {
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x) * kBiasGradBlock;
+  const int lane = threadIdx.x % 32, warps = kThreads / 32;
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * warps + threadIdx.x / 32; r < length;
+       r += static_cast<std::int64_t>(gridDim.y) * warps) {
+    const std::int64_t a = k0 + lane, b = k0 + 32 + lane;
+    float sum = a < k ? load_as_float(base, t, r * r_stride + a) : 0.0f;
+    sum += b < k ? load_as_float(base, t, r * r_stride + b) : 0.0f;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) partials[blockIdx.x * length + r] = sum;
+  }
+}
+
 // Thread: element r; the partials in block order, in double, one rounding at the end.
 __global__ void reduce_kernel(const float* partials, std::int64_t blocks, std::int64_t length, void* out,
                               DType t, bool accumulate) {
@@ -47,8 +65,16 @@ unsigned grid_for(std::int64_t items, std::int64_t cap) {
 void operand_sum_partials(const void* base, DType t, std::int64_t length, std::int64_t k,
                           std::int64_t r_stride, std::int64_t k_stride, float* partials, cudaStream_t stream) {
   if (length == 0 || k == 0) return;
-  const dim3 grid(static_cast<unsigned>((k + kBiasGradBlock - 1) / kBiasGradBlock), grid_for(length, 65535));
-  operand_sum_kernel<<<grid, kThreads, 0, stream>>>(base, t, length, k, r_stride, k_stride, partials);
+  static_assert(kBiasGradBlock == 64, "the contiguous kernel's warp covers 64 k values");
+  const unsigned k_blocks = static_cast<unsigned>((k + kBiasGradBlock - 1) / kBiasGradBlock);
+  if (k_stride == 1 && length > 1) {
+    const std::int64_t groups = (length + kThreads / 32 - 1) / (kThreads / 32);
+    const dim3 grid(k_blocks, static_cast<unsigned>(groups < 65535 ? groups : 65535));
+    operand_sum_contiguous_kernel<<<grid, kThreads, 0, stream>>>(base, t, length, k, r_stride, partials);
+  } else {
+    const dim3 grid(k_blocks, grid_for(length, 65535));
+    operand_sum_kernel<<<grid, kThreads, 0, stream>>>(base, t, length, k, r_stride, k_stride, partials);
+  }
   check_launch("gemm", "the operand sum kernel");
 }
 

@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_bwd_kernel(BwdArgs a) {
           for (int k = 0; k < V; ++k) xh[k] = 0.0f;
         }
         float g[V];
-        load_param<TP, V>(gamma, i, n, 1.0f, g);
+        load_param<TP, V, Aligned>(gamma, i, n, 1.0f, g);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
           const float gk = g[k] * d[k];
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_bwd_kernel(BwdArgs a) {
       TX* dx = static_cast<TX*>(a.dx) + row * n;
       const auto emit = [&](std::int64_t i, const float (&d)[V], const float (&xh)[V]) {
         float g[V], out[V];
-        load_param<TP, V>(gamma, i, n, 1.0f, g);
+        load_param<TP, V, Aligned>(gamma, i, n, 1.0f, g);
 #pragma unroll
         for (int k = 0; k < V; ++k) out[k] = r * (g[k] * d[k] - mg - xh[k] * mgx);
         store_vec<TX, V, Aligned>(dx, i, n, out);
@@ -144,6 +144,7 @@ __global__ void column_sum_kernel(const float* part, std::int64_t blocks, std::i
   }
 }
 
+// Null (an absent operand) counts as aligned.
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 template <class TX, class TP>
@@ -156,8 +157,7 @@ void launch(const cpu::NormBackwardProblem& p, float* partials, cudaStream_t str
     const BwdArgs a{p.rows, p.n, p.dy, p.x, p.mean, p.rstd, p.gamma, p.dx, part_g, part_b, p.x != nullptr};
     const int threads = threads_for(p.n, V);
     const unsigned grid = static_cast<unsigned>(blocks < (1 << 30) ? blocks : (1 << 30));
-    const bool aligned = p.n % V == 0 && aligned16(p.dy) && (p.x == nullptr || aligned16(p.x)) &&
-                         (p.dx == nullptr || aligned16(p.dx));
+    const bool aligned = p.n % V == 0 && aligned16(p.dy) && aligned16(p.x) && aligned16(p.dx) && aligned16(p.gamma);
     if (aligned)
       norm_bwd_kernel<TX, TP, true><<<grid, threads, 0, stream>>>(a);
     else

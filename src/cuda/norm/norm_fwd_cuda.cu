@@ -81,8 +81,8 @@ __global__ void __launch_bounds__(kMaxThreads) norm_fwd_kernel(FwdArgs a) {
     TX* y = ys + row * n;
     const auto emit = [&](std::int64_t i, float (&w)[V]) {
       float g[V], b[V];
-      load_param<TP, V>(gamma, i, n, 1.0f, g);
-      load_param<TP, V>(beta, i, n, 0.0f, b);
+      load_param<TP, V, Aligned>(gamma, i, n, 1.0f, g);
+      load_param<TP, V, Aligned>(beta, i, n, 0.0f, b);
 #pragma unroll
       for (int k = 0; k < V; ++k) w[k] = (w[k] - mu) * r * g[k] + b[k];
       store_vec<TX, V, Aligned>(y, i, n, w);
@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_fwd_kernel(FwdArgs a) {
   }
 }
 
+// Null (an absent operand) counts as aligned.
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 template <class TX, class TP>
@@ -109,7 +110,7 @@ void launch(const FwdArgs& a, cudaStream_t stream) {
   constexpr int V = kVec<TX>;
   const int threads = threads_for(a.n, V);
   const unsigned grid = static_cast<unsigned>(a.rows < (1 << 30) ? a.rows : (1 << 30));
-  if (a.n % V == 0 && aligned16(a.x) && aligned16(a.y))
+  if (a.n % V == 0 && aligned16(a.x) && aligned16(a.y) && aligned16(a.gamma) && aligned16(a.beta))
     norm_fwd_kernel<TX, TP, true><<<grid, threads, 0, stream>>>(a);
   else
     norm_fwd_kernel<TX, TP, false><<<grid, threads, 0, stream>>>(a);
