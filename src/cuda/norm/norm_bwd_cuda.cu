@@ -132,15 +132,27 @@ __global__ void __launch_bounds__(kMaxThreads) norm_bwd_kernel(BwdArgs a) {
   }
 }
 
-// out[j] = (out[j] when accumulating) + the partials of column j in block order, in double,
-// rounded once to TP.
+// out[j] = (out[j] when accumulating) + the sum of the partials of column j, rounded once to TP.
+// A 32 x 32 thread block takes 32 columns: thread (c, t) sums partials t, t + 32, t + 64, ... of
+// column c in fp32 (coalesced over c), then thread (c, 0) adds the 32 sums in t order in double.
+// The order depends on the partial count only, never on the grid.
 template <class TP>
 __global__ void column_sum_kernel(const float* part, std::int64_t blocks, std::int64_t n, TP* out, bool accumulate) {
-  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * 256 + threadIdx.x; j < n;
-       j += static_cast<std::int64_t>(gridDim.x) * 256) {
-    double s = accumulate ? static_cast<double>(Io<TP>::load(out, j)) : 0.0;
-    for (std::int64_t b = 0; b < blocks; ++b) s += static_cast<double>(part[b * n + j]);
-    Io<TP>::store(out, j, static_cast<float>(s));
+  __shared__ float sums[32][33];
+  const int c = threadIdx.x, t = threadIdx.y;
+  for (std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * 32; j0 < n; j0 += static_cast<std::int64_t>(gridDim.x) * 32) {
+    const std::int64_t j = j0 + c;
+    float s = 0.0f;
+    if (j < n)
+      for (std::int64_t b = t; b < blocks; b += 32) s += part[b * n + j];
+    sums[t][c] = s;
+    __syncthreads();
+    if (t == 0 && j < n) {
+      double total = accumulate ? static_cast<double>(Io<TP>::load(out, j)) : 0.0;
+      for (int u = 0; u < 32; ++u) total += static_cast<double>(sums[u][c]);
+      Io<TP>::store(out, j, static_cast<float>(total));
+    }
+    __syncthreads();
   }
 }
 
@@ -163,13 +175,14 @@ void launch(const cpu::NormBackwardProblem& p, float* partials, cudaStream_t str
     else
       norm_bwd_kernel<TX, TP, false><<<grid, threads, 0, stream>>>(a);
   }
-  const unsigned cols = static_cast<unsigned>((p.n + 255) / 256 < (1 << 20) ? (p.n + 255) / 256 : (1 << 20));
+  const unsigned cols = static_cast<unsigned>((p.n + 31) / 32 < (1 << 20) ? (p.n + 31) / 32 : (1 << 20));
+  const dim3 threads32(32, 32);
   const std::int64_t used = p.rows > 0 ? blocks : 0;
   if (p.dgamma != nullptr)
-    column_sum_kernel<TP><<<cols, 256, 0, stream>>>(partials, used, p.n, static_cast<TP*>(p.dgamma), p.accumulate);
+    column_sum_kernel<TP><<<cols, threads32, 0, stream>>>(partials, used, p.n, static_cast<TP*>(p.dgamma), p.accumulate);
   if (p.dbeta != nullptr)
-    column_sum_kernel<TP><<<cols, 256, 0, stream>>>(partials + (p.dgamma != nullptr ? blocks * p.n : 0), used, p.n,
-                                                    static_cast<TP*>(p.dbeta), p.accumulate);
+    column_sum_kernel<TP><<<cols, threads32, 0, stream>>>(partials + (p.dgamma != nullptr ? blocks * p.n : 0), used, p.n,
+                                                          static_cast<TP*>(p.dbeta), p.accumulate);
 }
 
 void run_backward(const cpu::NormBackwardProblem& p, bool rms) {
