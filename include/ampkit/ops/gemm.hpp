@@ -4,6 +4,8 @@
 // Epilogue semantics follow cuBLASLt (see ../shared/DESIGN.md section 3 and docs/NUMERICS.md).
 // The fp16 mode (exact / flush / alt) is an explicit value handed down by the caller; the
 // numerics layer (fp16_policy.hpp) decides it from the pass, the environment and the API.
+// GemmArgs::device = Device::cuda runs the call on a GPU (cuBLASLt plus ampkit's epilogue
+// kernels, docs/CUDA.md) with the same semantics.
 #pragma once
 
 #include <cstddef>
