@@ -7,6 +7,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
+#include "ops/device_memory.hpp"
 
 namespace ampkit::ops {
 namespace {
@@ -48,6 +49,32 @@ std::int64_t check_float_view(const char* fn, const char* name, const TensorView
     fail(fn, name, " must be row-major contiguous, but its shape ", v.shape_string(),
          " has strides ", dims_string(v.strides.data(), v.rank));
   return *bytes;
+}
+
+std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v,
+                                 Device device, int device_index, const char* owner) {
+  if (v.device == Device::cuda) {
+    if (const char* why = cuda_unavailable())
+      fail_with(ErrorKind::unsupported, fn, name, " is in cuda:", v.device_index, " memory, but ", why);
+    if (v.device_index < 0 || v.device_index >= cuda_usable_devices())
+      fail(fn, name, " is on cuda:", v.device_index, ", but this machine has ", cuda_usable_devices(),
+           " CUDA device(s)");
+  } else if (v.device != Device::cpu) {
+    fail(fn, name, " device must be cpu or cuda, but got the value ", static_cast<int>(v.device));
+  }
+  if (v.device != device || (device == Device::cuda && v.device_index != device_index))
+    fail(fn, name, " is in ", device_name(v.device), v.device == Device::cuda ? ":" : "",
+         v.device == Device::cuda ? std::to_string(v.device_index) : std::string(), " memory, but ",
+         owner, " is in ", device_name(device), device == Device::cuda ? ":" : "",
+         device == Device::cuda ? std::to_string(device_index) : std::string(),
+         " memory: every operand of one call must be on one device");
+  TensorView host = v;  // the structure checks are the same on every device
+  host.device = Device::cpu;
+  const std::int64_t bytes = check_float_view(fn, name, host);
+  if (v.device == Device::cuda && v.data != nullptr && bytes > 0)
+    if (const char* why = cuda_pointer_problem(v.data, v.device_index))
+      fail(fn, name, " must point to device memory of cuda:", v.device_index, " (its view says so), but it points to ", why);
+  return bytes;
 }
 
 void check_given(const char* fn, const char* name, const TensorView& v, const char* what) {

@@ -16,6 +16,13 @@ namespace ampkit::ops {
 /// byte size. Throws Error (invalid_argument; unsupported for device memory) otherwise.
 std::int64_t check_float_view(const char* fn, const char* name, const TensorView& v);
 
+/// check_float_view for an op that runs on the cpu and on cuda: `v` must be on the call's device
+/// (`device`:`device_index`, the device of the operand named `owner`). A cuda operand when CUDA
+/// cannot run is unsupported ("x is in cuda:0 memory, but <why>"); a device index with no GPU, a
+/// pointer that is not device memory of that GPU and operands on two devices are invalid.
+std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v,
+                                 Device device, int device_index, const char* owner);
+
 /// Throws unless `v` is present ("<name> must be given (<what>), but it is absent").
 void check_given(const char* fn, const char* name, const TensorView& v, const char* what);
 

@@ -4,6 +4,8 @@
 // Epilogue semantics follow cuBLASLt (see ../shared/DESIGN.md section 3 and docs/NUMERICS.md).
 // The fp16 mode (exact / flush / alt) is an explicit value handed down by the caller; the
 // numerics layer (fp16_policy.hpp) decides it from the pass, the environment and the API.
+// GemmArgs::device = Device::cuda runs the call on a GPU (cuBLASLt plus ampkit's epilogue
+// kernels, docs/CUDA.md) with the same semantics.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/kernel_info.hpp"
 
 namespace ampkit {
@@ -86,6 +89,11 @@ struct GemmArgs {
   std::int64_t ldd = 0;
   GemmEpilogue epilogue;
   Fp16Mode fp16_mode = Fp16Mode::exact;  // used when A or B is f16
+  /// Where every matrix and vector of the call lives: host memory (cpu) or device memory of GPU
+  /// device_index (cuda: the CUDA backend runs the call on that thread's stream; each pointer is
+  /// checked to be device memory of that GPU, never read on the host; docs/CUDA.md).
+  Device device = Device::cpu;
+  int device_index = 0;
 };
 
 /// What a call did (optional out-parameter of gemm).
@@ -95,6 +103,8 @@ struct GemmReport {
   Fp16Mode fp16_mode = Fp16Mode::exact;         // the mode used (meaningful when fp16)
   std::int64_t fp16_subnormal_inputs = 0;       // fp16 subnormal elements of A and B read
   std::int64_t fp16_subnormal_outputs = 0;      // fp16 outputs that rounded to a subnormal
+  // On cuda, the two counts are taken only when a report is asked for (a counting pass and a
+  // wait for the stream); outputs counted: D and aux.
 };
 
 /// Runs the GEMM. Throws ampkit::Error (outputs untouched) on any invalid argument, and with

@@ -4,7 +4,8 @@
 // x, y, dy, dx: one dtype in {f32, bf16, f16}. gamma, beta, dgamma, dbeta: x's dtype or f32
 // (the "mixed" case autocast produces). Statistics and all reductions in fp32; each output is
 // rounded once. Formulas and error bounds: docs/NUMERICS.md. Results are bitwise independent of
-// the thread count. Every operand is a TensorView in cpu memory; an absent view
+// the thread count. Every operand is a TensorView, all in cpu memory or all in device memory of
+// one GPU (Device::cuda: the CUDA kernels run the call, docs/CUDA.md); an absent view
 // (default-constructed) is an operand not given.
 #pragma once
 
@@ -45,8 +46,9 @@ struct NormBackwardArgs {
 };
 
 /// y = (x - mean) * rstd * gamma + beta. Throws ampkit::Error (outputs untouched) on bad input:
-/// invalid_argument for shapes, dtypes, null or overlapping memory; unsupported for device
-/// memory.
+/// invalid_argument for shapes, dtypes, null or overlapping memory, operands on two devices or a
+/// cuda view whose pointer is not device memory of that GPU; unsupported for a cuda view when
+/// no GPU can run (the message says why).
 void layer_norm_forward(const NormForwardArgs& args);
 /// dx, dgamma, dbeta of layer_norm_forward. Throws ampkit::Error (outputs untouched).
 void layer_norm_backward(const NormBackwardArgs& args);

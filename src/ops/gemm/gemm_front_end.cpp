@@ -5,9 +5,34 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ops/device_memory.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit {
+namespace {
+
+// A rejected call: unsupported when the call is for a GPU this process cannot use (the message
+// says why), invalid_argument otherwise.
+[[noreturn]] void reject(const GemmArgs& args, const std::string& message) {
+  const bool no_gpu = args.device == Device::cuda && ops::cuda_unavailable() != nullptr;
+  throw Error(message, no_gpu ? ErrorKind::unsupported : ErrorKind::invalid_argument);
+}
+
+std::span<const cpu::GemmKernel> gemm_list(const GemmArgs& args) {
+  return args.device == Device::cuda ? cuda::gemm_cuda_kernels() : cpu::gemm_kernels();
+}
+
+// The CUDA list runs the whole call, the m = 0 / n = 0 / alpha = 0 rules included (DESIGN.md
+// section 4): its entries read and write device memory only.
+const cpu::GemmKernel& run_on_cuda(const cpu::GemmProblem& problem, cpu::GemmCounters& counters) {
+  const cpu::GemmKernel& kernel = ops::select_kernel(cuda::gemm_cuda_kernels(), problem);
+  if (const char* why = ops::kernel_unavailable_reason(kernel.needs))
+    throw Error(std::string("gemm: no kernel for cuda: ") + kernel.name + " " + why, ErrorKind::unsupported);
+  kernel.run(problem, counters);
+  return kernel;
+}
+
+}  // namespace
 
 std::string gemm_check(const GemmArgs& args) noexcept {
   try {
@@ -19,23 +44,26 @@ std::string gemm_check(const GemmArgs& args) noexcept {
 
 const char* gemm_kernel_name(const GemmArgs& args) {
   const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) throw Error(message);
-  return ops::select_kernel(cpu::gemm_kernels(), cpu::make_gemm_problem(args)).name;
+  if (!message.empty()) reject(args, message);
+  return ops::select_kernel(gemm_list(args), cpu::make_gemm_problem(args)).name;
 }
 
 std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args) {
   const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) throw Error(message);
-  return ops::kernel_statuses(cpu::gemm_kernels(), cpu::make_gemm_problem(args));
+  if (!message.empty()) reject(args, message);
+  return ops::kernel_statuses(gemm_list(args), cpu::make_gemm_problem(args));
 }
 
 void gemm(const GemmArgs& args, GemmReport* report) {
   const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) throw Error(message);
-  const cpu::GemmProblem problem = cpu::make_gemm_problem(args);
+  if (!message.empty()) reject(args, message);
+  cpu::GemmProblem problem = cpu::make_gemm_problem(args);
+  problem.want_counters = report != nullptr;
   cpu::GemmCounters counters;
   const cpu::GemmKernel* kernel = nullptr;
-  if (args.m == 0 || args.n == 0) {
+  if (args.device == Device::cuda) {
+    kernel = &run_on_cuda(problem, counters);
+  } else if (args.m == 0 || args.n == 0) {
     // D and aux are empty, and the other dimension may be any size a valid call allows (up to
     // 2^62): no engine loops over it. Only a bias gradient can have elements.
     kernel = &ops::select_kernel(cpu::gemm_kernels(), problem);

@@ -30,6 +30,7 @@ struct GemmProblem {
   bool has_bias = false;      // the epilogue adds bias[row]
   bool aux_out = false;       // the epilogue stores the pre-activation into aux
   bool aux_in = false;        // the epilogue reads aux (DGELU*, DRELU*)
+  bool want_counters = false;  // a GemmReport was asked for (cuda counts only then)
   GemmActivation activation = GemmActivation::none;
   GemmBiasGrad bias_grad = GemmBiasGrad::none;
 };
@@ -76,3 +77,12 @@ void gemm_run_skinny_f32_avx512(const GemmProblem& problem, GemmCounters& counte
 void gemm_run_skinny_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA GEMM list (src/cuda/gemm/gemm_cuda_kernel_list.cpp; one unavailable entry in a
+/// build without the backend). Its entries need Device::cuda and run every part of a call
+/// (m = 0 or n = 0, alpha = 0) themselves: the front end never touches device memory.
+std::span<const cpu::GemmKernel> gemm_cuda_kernels();
+
+}  // namespace ampkit::cuda

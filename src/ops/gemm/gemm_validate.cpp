@@ -7,6 +7,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/tensor.hpp"
+#include "ops/device_memory.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
@@ -114,6 +115,16 @@ std::string gemm_validate(const GemmArgs& a) {
   for (const auto& d : dtypes)
     if (!valid_dtype(d.t))
       return concat(kFn, ": ", d.name, " must be f32, bf16 or f16, but got ", static_cast<int>(d.t));
+
+  if (a.device != Device::cpu && a.device != Device::cuda)
+    return concat(kFn, ": device must be cpu or cuda, but got ", static_cast<int>(a.device));
+  if (a.device == Device::cuda) {
+    if (const char* why = ops::cuda_unavailable())
+      return concat(kFn, ": device is cuda:", a.device_index, ", but ", why);
+    if (a.device_index < 0 || a.device_index >= ops::cuda_usable_devices())
+      return concat(kFn, ": device_index must name one of this machine's ", ops::cuda_usable_devices(),
+                    " CUDA device(s), but got ", a.device_index);
+  }
 
   // Sizes.
   if (a.m < 0) return concat(kFn, ": m must be >= 0, but got ", a.m);
@@ -225,6 +236,18 @@ std::string gemm_validate(const GemmArgs& a) {
                       ", but the memory ranges [", regions[i].data, ", +", regions[i].bytes, " bytes) and [",
                       regions[j].data, ", +", regions[j].bytes, " bytes) overlap");
     }
+  }
+  // Device memory: every pointer the call uses is memory of that GPU (looked up, never read).
+  if (a.device == Device::cuda) {
+    const struct { const char* name; const void* ptr; std::int64_t bytes; } used[] = {
+        {"a", a.a, a_bytes}, {"b", a.b, b_bytes}, {"c", p.use_c ? a.c : nullptr, c_bytes},
+        {"d", a.d, d_bytes}, {"epilogue.aux", e.aux, aux_bytes}, {"epilogue.bias", e.bias, bias_bytes},
+        {"epilogue.bias_grad", e.bias_grad, bias_grad_bytes}};
+    for (const auto& u : used)
+      if (u.ptr != nullptr && u.bytes > 0)
+        if (const char* why = ops::cuda_pointer_problem(u.ptr, a.device_index))
+          return concat(kFn, ": ", u.name, " must be device memory of cuda:", a.device_index,
+                        " (args.device), but it is ", why);
   }
   return {};
 }

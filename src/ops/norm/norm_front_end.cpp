@@ -21,11 +21,15 @@ const char* norm_function_name(NormKind kind, bool backward) {
   return backward ? "layer_norm_backward" : "layer_norm_forward";
 }
 
-std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind) {
+std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device) {
+  if (device == Device::cuda)
+    return kind == NormKind::rms ? cuda::rms_norm_fwd_cuda_kernels() : cuda::layer_norm_fwd_cuda_kernels();
   return kind == NormKind::rms ? cpu::rms_norm_fwd_kernels() : cpu::layer_norm_fwd_kernels();
 }
 
-std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind) {
+std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device) {
+  if (device == Device::cuda)
+    return kind == NormKind::rms ? cuda::rms_norm_bwd_cuda_kernels() : cuda::layer_norm_bwd_cuda_kernels();
   return kind == NormKind::rms ? cpu::rms_norm_bwd_kernels() : cpu::layer_norm_bwd_kernels();
 }
 
@@ -36,6 +40,10 @@ void run_norm_forward(const cpu::NormForwardProblem& p, const cpu::NormForwardEn
 
 void run_norm_backward(const cpu::NormBackwardProblem& p, const cpu::NormBackwardEntry& entry) {
   if (p.dx == nullptr && p.dgamma == nullptr && p.dbeta == nullptr) return;
+  if (p.device == Device::cuda) {  // rows = 0 too: dgamma/dbeta are device memory
+    entry.run(p);
+    return;
+  }
   if (p.rows == 0) {  // sums over no rows: 0, or unchanged when accumulating
     if (!p.accumulate) {
       // n * 4 bytes fits in int64: validation bounds n by INT64_MAX / 8.
@@ -64,16 +72,28 @@ std::string check_message(const char* fn, Validate validate) noexcept {
   }
 }
 
+// The entry that runs `p`; throws (unsupported) when even the last one cannot run here, which
+// only a device list can (validation already turned "no CUDA" into an error).
+template <class Problem, class RunFn>
+const ops::KernelEntry<Problem, RunFn>& chosen(const char* fn,
+                                               std::span<const ops::KernelEntry<Problem, RunFn>> list,
+                                               const Problem& p) {
+  const auto& entry = ops::select_kernel(list, p);
+  if (const char* why = ops::kernel_unavailable_reason(entry.needs))
+    fail_with(ErrorKind::unsupported, fn, "no kernel for ", device_name(p.device), ": ", entry.name, " ", why);
+  return entry;
+}
+
 void forward(NormKind kind, const NormForwardArgs& args) {
-  const cpu::NormForwardProblem p =
-      ops::validate_norm_forward(ops::norm_function_name(kind, false), kind, args);
-  ops::run_norm_forward(p, ops::select_kernel(ops::norm_forward_kernels(kind), p));
+  const char* fn = ops::norm_function_name(kind, false);
+  const cpu::NormForwardProblem p = ops::validate_norm_forward(fn, kind, args);
+  ops::run_norm_forward(p, chosen(fn, ops::norm_forward_kernels(kind, p.device), p));
 }
 
 void backward(NormKind kind, const NormBackwardArgs& args) {
-  const cpu::NormBackwardProblem p =
-      ops::validate_norm_backward(ops::norm_function_name(kind, true), kind, args);
-  ops::run_norm_backward(p, ops::select_kernel(ops::norm_backward_kernels(kind), p));
+  const char* fn = ops::norm_function_name(kind, true);
+  const cpu::NormBackwardProblem p = ops::validate_norm_backward(fn, kind, args);
+  ops::run_norm_backward(p, chosen(fn, ops::norm_backward_kernels(kind, p.device), p));
 }
 
 }  // namespace
@@ -95,22 +115,22 @@ std::string norm_check(NormKind kind, const NormBackwardArgs& args) noexcept {
 
 const char* norm_kernel_name(NormKind kind, const NormForwardArgs& args) {
   const auto p = ops::validate_norm_forward(ops::norm_function_name(kind, false), kind, args);
-  return ops::select_kernel(ops::norm_forward_kernels(kind), p).name;
+  return ops::select_kernel(ops::norm_forward_kernels(kind, p.device), p).name;
 }
 
 const char* norm_kernel_name(NormKind kind, const NormBackwardArgs& args) {
   const auto p = ops::validate_norm_backward(ops::norm_function_name(kind, true), kind, args);
-  return ops::select_kernel(ops::norm_backward_kernels(kind), p).name;
+  return ops::select_kernel(ops::norm_backward_kernels(kind, p.device), p).name;
 }
 
 std::vector<KernelStatus> norm_kernel_statuses(NormKind kind, const NormForwardArgs& args) {
   const auto p = ops::validate_norm_forward(ops::norm_function_name(kind, false), kind, args);
-  return ops::kernel_statuses(ops::norm_forward_kernels(kind), p);
+  return ops::kernel_statuses(ops::norm_forward_kernels(kind, p.device), p);
 }
 
 std::vector<KernelStatus> norm_kernel_statuses(NormKind kind, const NormBackwardArgs& args) {
   const auto p = ops::validate_norm_backward(ops::norm_function_name(kind, true), kind, args);
-  return ops::kernel_statuses(ops::norm_backward_kernels(kind), p);
+  return ops::kernel_statuses(ops::norm_backward_kernels(kind, p.device), p);
 }
 
 }  // namespace ampkit

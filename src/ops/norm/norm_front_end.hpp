@@ -19,9 +19,9 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
 cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
                                                 const NormBackwardArgs& args);
 
-/// The kernel lists of `kind`.
-std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind);
-std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind);
+/// The kernel lists of `kind` on `device` (the problem's).
+std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device = Device::cpu);
+std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device = Device::cpu);
 
 /// Runs a validated problem on `entry` (rows = 0 and "nothing requested" handled here, without
 /// the kernel). The entry must be usable on this machine.

@@ -9,6 +9,7 @@
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -21,6 +22,8 @@ inline constexpr std::int64_t kNormRowBlock = 32;
 /// A forward call after validation. rows >= 1, n >= 1, x and y non-null and not overlapping
 /// anything; gamma/beta/mean/rstd null when absent (beta and mean always null for RMSNorm).
 struct NormForwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   const void* x = nullptr;      // [rows, n], x_dtype
@@ -38,6 +41,8 @@ struct NormForwardProblem {
 /// dy non-null; x, rstd (and mean for LayerNorm) non-null when dx or dgamma is present; gamma
 /// non-null when dgamma is present. gamma, dgamma and dbeta share param_dtype.
 struct NormBackwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   const void* dy = nullptr;     // [rows, n], x_dtype
@@ -91,6 +96,22 @@ std::span<const NormForwardEntry> layer_norm_fwd_kernels();
 std::span<const NormBackwardEntry> layer_norm_bwd_kernels();
 std::span<const NormForwardEntry> rms_norm_fwd_kernels();
 std::span<const NormBackwardEntry> rms_norm_bwd_kernels();
+
+}  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA lists of the four operations (src/cuda/norm/norm_cuda_kernel_list.cpp; one
+/// unavailable entry each in a build without the backend). Every entry needs Device::cuda and
+/// handles rows = 0 itself (the front end never touches device memory).
+std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels();
+std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels();
+std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels();
+std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels();
+
+}  // namespace ampkit::cuda
+
+namespace ampkit::cpu {
 
 /// Per-calling-thread fp32 scratch of at least `floats` elements, 64-byte aligned. Grows (heap)
 /// only when a call needs more than any earlier call on this thread; never shrinks.

@@ -58,7 +58,7 @@ void check_param_shape(const char* fn, const char* name, const TensorView& v, co
 // mean / rstd: f32, [rows] or ref's leading dims.
 std::int64_t check_stats(const char* fn, const char* name, const TensorView& v,
                          const TensorView& ref, const char* ref_name, const RowShape& s) {
-  const std::int64_t bytes = check_float_view(fn, name, v);
+  const std::int64_t bytes = check_float_view_on(fn, name, v, ref.device, ref.device_index, ref_name);
   if (v.dtype != DType::f32) fail(fn, name, " dtype must be f32, but got ", dtype_name(v.dtype));
   if (!has_shape(v, &s.rows, 1) && !has_shape(v, ref.shape.data(), s.lead))
     fail(fn, name, " must have shape [", s.rows, "] (one value per row of ", ref_name,
@@ -78,11 +78,17 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   check_given(fn, "x", a.x, "the input [..., n]");
-  const std::int64_t x_bytes = check_float_view(fn, "x", a.x);
+  // Every operand on x's device (cpu, or one GPU: the CUDA kernel lists then run the call).
+  const Device dev = a.x.device;
+  const int dev_index = a.x.device_index;
+  const auto view = [&](const char* name, const TensorView& v) {
+    return check_float_view_on(fn, name, v, dev, dev_index, "x");
+  };
+  const std::int64_t x_bytes = view("x", a.x);
   const RowShape s = decode_rows(fn, "x", a.x, a.normalized_rank);
   const DType xt = a.x.dtype;
   check_given(fn, "y", a.y, "the output, x's shape");
-  const std::int64_t y_bytes = check_float_view(fn, "y", a.y);
+  const std::int64_t y_bytes = view("y", a.y);
   check_shape(fn, "y", a.y, a.x.shape.data(), a.x.rank, "x's shape");
   check_dtype_is(fn, "y", a.y, xt, "x's dtype");
   if (rms && a.beta.present)
@@ -91,12 +97,12 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
     fail(fn, "mean must be absent for RMSNorm, which has no mean, but got ", a.mean.describe());
   std::int64_t gamma_bytes = 0, beta_bytes = 0, mean_bytes = 0, rstd_bytes = 0;
   if (a.gamma.present) {
-    gamma_bytes = check_float_view(fn, "gamma", a.gamma);
+    gamma_bytes = view("gamma", a.gamma);
     check_param_shape(fn, "gamma", a.gamma, a.x, s, "x's normalized dims");
     check_dtype_or_f32(fn, "gamma", a.gamma, xt, "x's dtype");
   }
   if (a.beta.present) {
-    beta_bytes = check_float_view(fn, "beta", a.beta);
+    beta_bytes = view("beta", a.beta);
     check_param_shape(fn, "beta", a.beta, a.x, s, "x's normalized dims");
     if (a.gamma.present)
       check_dtype_is(fn, "beta", a.beta, a.gamma.dtype, "gamma's dtype");
@@ -123,6 +129,8 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
   overlap.run();
 
   cpu::NormForwardProblem p;
+  p.device = dev;
+  p.device_index = dev_index;
   p.rows = s.rows;
   p.n = s.n;
   p.x = a.x.data;
@@ -158,20 +166,26 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
     // Nothing requested: nothing to do; the operands given must still be well-formed views.
     for (const auto& [name, v] : {std::pair{"x", &a.x}, std::pair{"mean", &a.mean},
                                   std::pair{"rstd", &a.rstd}, std::pair{"gamma", &a.gamma}})
-      if (v->present) check_float_view(fn, name, *v);
+      if (v->present) check_float_view_on(fn, name, *v, v->device, v->device_index, name);
     return p;
   }
-  const std::int64_t dy_bytes = check_float_view(fn, "dy", a.dy);
+  // Every operand on dy's device (cpu, or one GPU: the CUDA kernel lists then run the call).
+  const Device dev = a.dy.device;
+  const int dev_index = a.dy.device_index;
+  const auto view = [&](const char* name, const TensorView& v) {
+    return check_float_view_on(fn, name, v, dev, dev_index, "dy");
+  };
+  const std::int64_t dy_bytes = view("dy", a.dy);
   const RowShape s = decode_rows(fn, "dy", a.dy, a.normalized_rank);
   const DType xt = a.dy.dtype;
   std::int64_t x_bytes = 0, dx_bytes = 0, mean_bytes = 0, rstd_bytes = 0;
   if (a.x.present) {
-    x_bytes = check_float_view(fn, "x", a.x);
+    x_bytes = view("x", a.x);
     check_shape(fn, "x", a.x, a.dy.shape.data(), a.dy.rank, "dy's shape");
     check_dtype_is(fn, "x", a.x, xt, "dy's dtype");
   }
   if (a.dx.present) {
-    dx_bytes = check_float_view(fn, "dx", a.dx);
+    dx_bytes = view("dx", a.dx);
     check_shape(fn, "dx", a.dx, a.dy.shape.data(), a.dy.rank, "dy's shape");
     check_dtype_is(fn, "dx", a.dx, xt, "dy's dtype");
   }
@@ -186,7 +200,7 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
   for (int i = 0; i < 3; ++i) {
     const TensorView& v = *params[i];
     if (!v.present) continue;
-    param_bytes[i] = check_float_view(fn, names[i], v);
+    param_bytes[i] = view(names[i], v);
     check_param_shape(fn, names[i], v, a.dy, s, "dy's normalized dims");
     if (first == nullptr) {
       check_dtype_or_f32(fn, names[i], v, xt, "dy's dtype");
@@ -233,6 +247,8 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
   overlap.run();
 
   const auto data = [](const TensorView& v) { return v.present ? v.data : nullptr; };
+  p.device = dev;
+  p.device_index = dev_index;
   p.rows = s.rows;
   p.n = s.n;
   p.dy = a.dy.data;

@@ -15,6 +15,7 @@
 #include "tools/ampkit/bench/gemm_peer_phases.hpp"
 #include "tools/ampkit/bench/gemm_rows.hpp"
 #include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
@@ -172,7 +173,9 @@ std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vect
 
 }  // namespace
 
-int run_bench_gemm(const Args& args) {
+int run_bench_gemm(const Args& given) {
+  Args args = given;
+  if (bench::take_device_option(args) == "cuda") return bench::run_bench_gemm_cuda(args);  // bench/cuda/
   const std::optional<GemmPlan> plan = parse_plan(args);
   if (!plan) return 0;
   GemmBuffers buffers = size_buffers(*plan);  // refused here when they would not fit

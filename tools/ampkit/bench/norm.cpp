@@ -25,6 +25,7 @@
 #include "tools/ampkit/bench/options.hpp"
 #include "tools/ampkit/bench/peak.hpp"
 #include "tools/ampkit/bench/peers/onednn_norm.hpp"
+#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
@@ -313,7 +314,9 @@ void print_footer(const NormPlan& p, const std::vector<NormRow>& rows, const std
 
 }  // namespace
 
-int run_bench_norm(const Args& args) {
+int run_bench_norm(const Args& given) {
+  Args args = given;
+  if (bench::take_device_option(args) == "cuda") return bench::run_bench_norm_cuda(args);  // bench/cuda/
   std::optional<NormPlan> plan = make_plan(args);
   if (!plan) return 0;
   NormPlan& p = *plan;

@@ -1,0 +1,32 @@
+# The optional CUDA backend. AMPKIT_CUDA: AUTO (default: on when check_language finds nvcc),
+# ON (an error without nvcc), OFF. Sets AMPKIT_HAVE_CUDA. One target architecture, sm_90 (H200):
+# SASS plus compute_90 PTX, so the build stays short on a 2-core CI machine.
+set(AMPKIT_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (when nvcc is found), ON or OFF")
+set_property(CACHE AMPKIT_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(AMPKIT_HAVE_CUDA OFF)
+if(AMPKIT_CUDA STREQUAL "AUTO")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(AMPKIT_HAVE_CUDA ON)
+  endif()
+elseif(AMPKIT_CUDA)
+  set(AMPKIT_HAVE_CUDA ON)
+endif()
+if(AMPKIT_HAVE_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90)  # "90": -gencode arch=compute_90,code=[sm_90,compute_90]
+  endif()
+  enable_language(CUDA)
+  # CMake before 3.26 has no C++20 dialect flag for nvcc: say it (nvcc >= 12 takes -std=c++20).
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  message(STATUS "CUDA backend: on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "CUDA backend: off (AMPKIT_CUDA=${AMPKIT_CUDA})")
+endif()

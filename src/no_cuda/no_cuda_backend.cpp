@@ -1,0 +1,64 @@
+// The CUDA entry points of a build without the CUDA backend (device layer; compiled instead of
+// src/cuda/ when AMPKIT_CUDA is off or nvcc was not found). Every query says why CUDA cannot run,
+// every action throws unsupported, and each CUDA kernel list holds one entry that never runs.
+#include <string>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
+#include "ops/device_memory.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
+#include "ops/norm/norm_kernels.hpp"
+
+namespace ampkit {
+namespace {
+
+constexpr const char* kNoBackend = "this build has no CUDA backend (configure with -DAMPKIT_CUDA=ON on a machine with nvcc)";
+
+[[noreturn]] void no_backend(const char* fn) { fail_with(ErrorKind::unsupported, fn, kNoBackend); }
+
+constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
+
+void never_gemm(const cpu::GemmProblem&, cpu::GemmCounters&) { no_backend("gemm"); }
+void never_fwd(const cpu::NormForwardProblem&) { no_backend("norm"); }
+void never_bwd(const cpu::NormBackwardProblem&) { no_backend("norm"); }
+
+constexpr cpu::GemmKernel kGemm[] = {{"gemm_cublaslt_cuda", kCuda, nullptr, never_gemm}};
+constexpr cpu::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
+constexpr cpu::NormBackwardEntry kLayerBwd[] = {{"layer_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
+constexpr cpu::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
+constexpr cpu::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
+
+}  // namespace
+
+bool cuda_built() noexcept { return false; }
+int cuda_device_count() noexcept { return 0; }
+std::string cuda_unavailable_reason() { return kNoBackend; }
+std::string cuda_device_description(int) { no_backend("cuda_device_description"); }
+void* cuda_malloc(std::size_t, int) { no_backend("cuda_malloc"); }
+void cuda_free(void*) noexcept {}
+void cuda_copy_to_device(void*, const void*, std::size_t, int) { no_backend("cuda_copy_to_device"); }
+void cuda_copy_to_host(void*, const void*, std::size_t, int) { no_backend("cuda_copy_to_host"); }
+void cuda_copy_on_device(void*, const void*, std::size_t, int) { no_backend("cuda_copy_on_device"); }
+void cuda_copy_on_device_async(void*, const void*, std::size_t, int) { no_backend("cuda_copy_on_device_async"); }
+void cuda_fill_bytes(void*, int, std::size_t, int) { no_backend("cuda_fill_bytes"); }
+void set_cuda_stream(void*, int) { no_backend("set_cuda_stream"); }
+void* cuda_stream(int) { no_backend("cuda_stream"); }
+void cuda_synchronize(int) { no_backend("cuda_synchronize"); }
+std::size_t cuda_workspace_bytes(int) noexcept { return 0; }
+void release_cuda_workspace(int) {}
+
+namespace ops {
+const char* cuda_unavailable() { return kNoBackend; }
+int cuda_usable_devices() { return 0; }
+const char* cuda_pointer_problem(const void*, int) { return kNoBackend; }
+}  // namespace ops
+
+namespace cuda {
+std::span<const cpu::GemmKernel> gemm_cuda_kernels() { return kGemm; }
+std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kLayerFwd; }
+std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
+std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
+std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
+}  // namespace cuda
+
+}  // namespace ampkit
