@@ -63,7 +63,7 @@ ValueId Builder::parameter(const std::string& name, std::vector<std::int64_t> sh
 }
 
 ValueId Builder::compute_copy(ValueId v) {
-  const Value& src = value(v);
+  const Value src = value(v);  // a copy: cast() adds values, which may reallocate
   if (src.dtype == options_.compute || !is_float_dtype(src.dtype)) return v;
   if (auto it = casts_.find(v); it != casts_.end()) return it->second;
   const std::string name = src.name + "." + std::string(dtype_name(options_.compute));
@@ -74,7 +74,7 @@ ValueId Builder::compute_copy(ValueId v) {
 
 ValueId Builder::embedding(ValueId ids, ValueId table, const std::string& name) {
   std::vector<std::int64_t> shape = value(ids).shape;
-  const auto& t = value(table).shape;
+  const std::vector<std::int64_t> t = value(table).shape;
   shape.push_back(t.size() == 2 ? t[1] : 0);
   const ValueId y = intermediate(name + ".y", options_.compute, std::move(shape));
   append(OpKind::Embedding, name, {ids, table}, {y});
@@ -84,7 +84,7 @@ ValueId Builder::embedding(ValueId ids, ValueId table, const std::string& name) 
 ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name, bool gelu,
                         GeluVariant variant, ValueId* aux) {
   const ValueId wc = compute_copy(w);
-  const auto& ws = value(wc).shape;
+  const std::vector<std::int64_t> ws = value(wc).shape;
   std::vector<std::int64_t> shape = leading(value(x).shape);
   shape.push_back(ws.size() == 2 ? ws[0] : 0);
   const ValueId y = intermediate(name + ".y", options_.compute, shape);
@@ -99,7 +99,7 @@ ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name
 }
 
 ValueId Builder::layer_norm(ValueId x, ValueId gamma, ValueId beta, float eps, const std::string& name) {
-  const Value& xv = value(x);
+  const Value xv = value(x);  // a copy: intermediate() adds values, which may reallocate
   const std::vector<std::int64_t> rows{product(leading(xv.shape))};
   const ValueId y = intermediate(name + ".y", xv.dtype, xv.shape);
   const ValueId mean = intermediate(name + ".mean", DType::f32, rows);
@@ -111,7 +111,7 @@ ValueId Builder::layer_norm(ValueId x, ValueId gamma, ValueId beta, float eps, c
 }
 
 ValueId Builder::rms_norm(ValueId x, ValueId gamma, float eps, const std::string& name) {
-  const Value& xv = value(x);
+  const Value xv = value(x);  // a copy: intermediate() adds values, which may reallocate
   const std::vector<std::int64_t> rows{product(leading(xv.shape))};
   const ValueId y = intermediate(name + ".y", xv.dtype, xv.shape);
   const ValueId rstd = intermediate(name + ".rstd", DType::f32, rows);
@@ -136,7 +136,7 @@ ValueId Builder::add(ValueId a, ValueId b, const std::string& name) {
 }
 
 ValueId Builder::attention(ValueId qkv, std::int32_t heads, const std::string& name) {
-  const auto& s = value(qkv).shape;
+  const std::vector<std::int64_t> s = value(qkv).shape;  // a copy, as above
   const bool ok = s.size() == 3;
   const ValueId out = intermediate(name + ".out", options_.compute,
                                    ok ? std::vector<std::int64_t>{s[0], s[1], s[2] / 3} : s);
