@@ -287,11 +287,13 @@ void backward_rows(const NormBackwardProblem& p) {
       for (std::int64_t c = 0; c < chunks; ++c) combine(c, 1);
     }
   }
-  // dgamma = total (+ old), rounded once to P; the same for dbeta.
+  // dgamma = total (+ old), rounded once to P; the same for dbeta. `accumulate` is read once:
+  // UBSan saw p.accumulate read as garbage inside the nested always_inline lambda (GCC 12, -O1).
+  const bool accumulate = p.accumulate;
   auto finish = [&](void* out, const float* sums) {
     for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
       V v = O::template load<DType::f32>(sums, i, kL);
-      if (p.accumulate) v = O::add(O::template load<P>(out, i, k), v);
+      if (accumulate) v = O::add(O::template load<P>(out, i, k), v);
       O::template store<P>(out, i, v, k);
     });
   };
