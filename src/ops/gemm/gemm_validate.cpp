@@ -1,6 +1,7 @@
 // GEMM argument validation (kernels layer): every check gemm() makes before it touches an
 // output, as one message naming the function, the argument, what was expected and what was
 // given. Called by gemm / gemm_check / gemm_kernel_name (gemm_front_end.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -66,6 +67,18 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
   p.flush = p.fp16 && args.fp16_mode == Fp16Mode::flush;
   p.alt = p.fp16 && args.fp16_mode == Fp16Mode::alt;
   p.use_c = args.beta != 0.0f;
+  // A leading dimension means nothing for a matrix with no element or a single column, so a valid
+  // call may give any value there (2^62 included); engines form column pointers from it before
+  // their loops, and that product can overflow. The smallest valid value describes the same matrix.
+  const auto tidy = [](std::int64_t& ld, std::int64_t rows, std::int64_t cols) {
+    if (rows == 0 || cols <= 1) ld = std::max<std::int64_t>(1, rows);
+  };
+  const bool a_n = args.op_a == Op::N, b_n = args.op_b == Op::N;
+  tidy(p.args.lda, a_n ? args.m : args.k, a_n ? args.k : args.m);
+  tidy(p.args.ldb, b_n ? args.k : args.n, b_n ? args.n : args.k);
+  tidy(p.args.ldc, args.m, args.n);
+  tidy(p.args.ldd, args.m, args.n);
+  tidy(p.args.epilogue.aux_ld, args.m, args.n);
   switch (args.epilogue.kind) {
     case Epilogue::DEFAULT: break;
     case Epilogue::BIAS: p.has_bias = true; break;

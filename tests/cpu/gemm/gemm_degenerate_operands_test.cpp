@@ -1,6 +1,7 @@
-// alpha = 0 follows BLAS (docs/DESIGN.md section 3): op(A) op(B) is not computed, so Inf and NaN
-// in A or B never reach D, aux or a row-sum bias gradient — D equals the same call with k = 0,
-// bit for bit — while BGRADA / BGRADB still sum their operand as given. On every ISA.
+// Degenerate operands. alpha = 0 follows BLAS (docs/DESIGN.md section 3): op(A) op(B) is not
+// computed, so Inf and NaN in A or B never reach D, aux or a row-sum bias gradient — D equals the
+// same call with k = 0, bit for bit — while BGRADA / BGRADB still sum their operand as given. And a
+// leading dimension of an empty or one-column matrix is never used. On every ISA.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,6 +58,47 @@ TEST(GemmAlphaZero, TheProductIsNotComputed) {
       }
     }
   }
+}
+
+// A leading dimension means nothing for a matrix with no element or one column, so the checks
+// accept any value there (2^62 included): D and aux must be the same bytes as with the smallest
+// ones, and no engine may form a pointer from the huge stride (UBSan caught the skinny engine
+// doing so in ArgumentFuzz.Gemm, in CI). On every ISA, both ops, shapes of every engine.
+TEST(GemmFreeLeadingDimension, HugeValuesWhereTheyMeanNothingChangeNothing) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  const auto free_ld = [](std::int64_t rows, std::int64_t cols) { return rows == 0 || cols <= 1; };
+  const std::int64_t shapes[][3] = {{6, 3, 0}, {40, 33, 0}, {1, 7, 5}, {7, 1, 5}, {6, 3, 1}, {1, 1, 300}, {40, 1, 33}};
+  int calls = 0;
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    for (const auto& [m, n, k] : shapes) {
+      for (Op op_a : {Op::N, Op::T}) {
+        for (Op op_b : {Op::N, Op::T}) {
+          GemmCase c;
+          c.m = m, c.n = n, c.k = k, c.beta = 0.5f, c.kind = Epilogue::GELU_AUX_BIAS, c.op_a = op_a, c.op_b = op_b;
+          c.a = DType::bf16, c.b = DType::f32, c.d = DType::f32;
+          GemmBuffers smallest = gemm_test::make_buffers(c, rng), huge = smallest;
+          GemmArgs args = huge.args();
+          const bool a_n = op_a == Op::N, b_n = op_b == Op::N;
+          int changed = 0;
+          if (free_ld(a_n ? m : k, a_n ? k : m)) args.lda = kHuge, ++changed;
+          if (free_ld(b_n ? k : n, b_n ? n : k)) args.ldb = kHuge, ++changed;
+          if (free_ld(m, n)) args.ldc = args.ldd = args.epilogue.aux_ld = kHuge, ++changed;
+          if (changed == 0) continue;  // every matrix of this op pair has two or more columns
+          ++calls;
+          ASSERT_EQ(gemm_check(args), "") << c.describe();
+          gemm(args);
+          gemm(smallest.args());
+          EXPECT_EQ(huge.d.bytes, smallest.d.bytes) << c.describe();
+          EXPECT_EQ(huge.aux.bytes, smallest.aux.bytes) << c.describe();
+        }
+      }
+    }
+  }
+  EXPECT_GE(calls, 24);
 }
 
 }  // namespace
