@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ampkit/core/float16.hpp"
-#include "ampkit/ops/gemm.hpp"
 #include "ampkit/core/threading.hpp"
+#include "ampkit/ops/gemm.hpp"
 
 namespace {
 
@@ -19,7 +19,8 @@ std::vector<std::uint16_t> random_16(std::int64_t n, DType t) {
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<std::uint16_t> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = t == DType::bf16 ? ampkit::float_to_bf16_bits(dist(rng)) : ampkit::float_to_half_bits(dist(rng));
+  for (auto& x : v)
+    x = t == DType::bf16 ? ampkit::float_to_bf16_bits(dist(rng)) : ampkit::float_to_half_bits(dist(rng));
   return v;
 }
 
@@ -58,14 +59,14 @@ void BM_gemm(benchmark::State& state) {
   if (kind == ampkit::Epilogue::GELU_AUX_BIAS || kind == ampkit::Epilogue::DGELU_BGRAD) {
     g.epilogue.aux = aux.data(), g.epilogue.aux_dtype = t, g.epilogue.aux_ld = m;
   }
-  if (kind == ampkit::Epilogue::DGELU_BGRAD || kind == ampkit::Epilogue::BGRADB) g.epilogue.bias_grad = bias_grad.data();
+  if (kind == ampkit::Epilogue::DGELU_BGRAD || kind == ampkit::Epilogue::BGRADB)
+    g.epilogue.bias_grad = bias_grad.data();
   ampkit::GemmReport report;
   ampkit::gemm(g, &report);  // warm-up: workspace pages, caches
   for (auto _ : state) ampkit::gemm(g);
   state.SetLabel(report.kernel);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k),
-                                                 benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(m * n * k), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
@@ -81,7 +82,12 @@ void shapes(benchmark::internal::Benchmark* b) {
     }
 }
 
-BENCHMARK(BM_gemm)->Apply(shapes)->ArgNames({"type", "epi", "thr", "m", "n", "k"})->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_gemm)
+    ->Apply(shapes)
+    ->ArgNames({"type", "epi", "thr", "m", "n", "k"})
+    ->UseRealTime()
+    ->MinTime(0.5)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

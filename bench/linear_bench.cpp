@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ampkit/core/float16.hpp"
-#include "ampkit/layers/linear.hpp"
 #include "ampkit/core/threading.hpp"
+#include "ampkit/layers/linear.hpp"
 
 namespace {
 
@@ -25,8 +25,10 @@ std::vector<float> random_values(std::int64_t n, DType t, float scale) {
   auto* half = reinterpret_cast<std::uint16_t*>(v.data());
   for (std::int64_t i = 0; i < n; ++i) {
     const float x = dist(rng);
-    if (t == DType::f32) v[static_cast<std::size_t>(i)] = x;
-    else half[i] = t == DType::bf16 ? ampkit::float_to_bf16_bits(x) : ampkit::float_to_half_bits(x);
+    if (t == DType::f32)
+      v[static_cast<std::size_t>(i)] = x;
+    else
+      half[i] = t == DType::bf16 ? ampkit::float_to_bf16_bits(x) : ampkit::float_to_half_bits(x);
   }
   return v;
 }
@@ -59,8 +61,10 @@ void BM_linear(benchmark::State& state) {
     g.dw = TensorView(dw.data(), t, {out, in}), g.db = TensorView(db.data(), DType::f32, {out});
   }
   for (auto _ : state) {
-    if (pass == 0) ampkit::linear_forward(f);
-    else ampkit::linear_backward(g);
+    if (pass == 0)
+      ampkit::linear_forward(f);
+    else
+      ampkit::linear_backward(g);
   }
   const double flops = 2.0 * static_cast<double>(batch * in * out);
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

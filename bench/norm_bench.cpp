@@ -46,8 +46,7 @@ struct Buffer {
   void* get() const { return data.get(); }
 };
 
-void run(benchmark::State& state, bool rms, bool backward, Mix mix, std::int64_t rows,
-         std::int64_t n) {
+void run(benchmark::State& state, bool rms, bool backward, Mix mix, std::int64_t rows, std::int64_t n) {
   const auto elements = static_cast<std::size_t>(rows * n);
   const std::size_t sx = ampkit::dtype_size(mix.x), sp = ampkit::dtype_size(mix.param);
   const auto un = static_cast<std::size_t>(n), urows = static_cast<std::size_t>(rows);
@@ -77,14 +76,16 @@ void run(benchmark::State& state, bool rms, bool backward, Mix mix, std::int64_t
 
   rms ? ampkit::rms_norm_forward(f) : ampkit::layer_norm_forward(f);  // statistics, warm-up
   for (auto _ : state) {
-    if (backward) rms ? ampkit::rms_norm_backward(b) : ampkit::layer_norm_backward(b);
-    else rms ? ampkit::rms_norm_forward(f) : ampkit::layer_norm_forward(f);
+    if (backward)
+      rms ? ampkit::rms_norm_backward(b) : ampkit::layer_norm_backward(b);
+    else
+      rms ? ampkit::rms_norm_forward(f) : ampkit::layer_norm_forward(f);
     benchmark::ClobberMemory();
   }
   // Bytes that must move: [rows, n] tensors (x, y / x, dy, dx), params, f32 statistics.
   const std::size_t stats = rms ? 1 : 2;
-  const std::size_t bytes = (backward ? 3 : 2) * elements * sx +
-                            (backward ? 1 + stats : stats) * un * sp + stats * urows * 4;
+  const std::size_t bytes =
+      (backward ? 3 : 2) * elements * sx + (backward ? 1 + stats : stats) * un * sp + stats * urows * 4;
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   const ampkit::NormKind kind = rms ? ampkit::NormKind::rms : ampkit::NormKind::layer;
   state.SetLabel(backward ? ampkit::norm_kernel_name(kind, b) : ampkit::norm_kernel_name(kind, f));
@@ -97,9 +98,8 @@ int main(int argc, char** argv) {
     for (const bool backward : {false, true})
       for (const Mix& mix : kMixes)
         for (const auto& shape : kShapes) {
-          const std::string name = std::string(rms ? "rms_norm" : "layer_norm") +
-                                   (backward ? "_bwd/" : "_fwd/") + mix.name + "/" +
-                                   std::to_string(shape[0]) + "x" + std::to_string(shape[1]);
+          const std::string name = std::string(rms ? "rms_norm" : "layer_norm") + (backward ? "_bwd/" : "_fwd/") +
+                                   mix.name + "/" + std::to_string(shape[0]) + "x" + std::to_string(shape[1]);
           benchmark::RegisterBenchmark(name.c_str(), run, rms, backward, mix, shape[0], shape[1])
               ->UseRealTime()
               ->Unit(benchmark::kMicrosecond);

@@ -19,9 +19,12 @@ static inline float load_element(const void* base, DType t, std::int64_t i) {
 
 /// Stores v at element i of `base` (dtype t), rounded to nearest even.
 static inline void store_element(void* base, DType t, std::int64_t i, float v) {
-  if (t == DType::bf16) static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(v);
-  else if (t == DType::f16) static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(v);
-  else static_cast<float*>(base)[i] = v;
+  if (t == DType::bf16)
+    static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(v);
+  else if (t == DType::f16)
+    static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(v);
+  else
+    static_cast<float*>(base)[i] = v;
 }
 
 /// Calls f.template operator()<T>() with T = t: a generic lambda `[&]<DType T>() {...}` becomes

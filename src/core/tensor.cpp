@@ -27,8 +27,8 @@ TensorView::TensorView(const void* d, DType t, const std::int64_t* dims, int r, 
 TensorView::TensorView(const void* d, DType t, std::initializer_list<std::int64_t> dims, Device dev)
     : TensorView(d, t, dims.begin(), static_cast<int>(dims.size()), dev) {}
 
-TensorView TensorView::column_major(const void* d, DType t, std::int64_t rows, std::int64_t cols,
-                                    std::int64_t ld, Device dev) {
+TensorView TensorView::column_major(const void* d, DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                    Device dev) {
   TensorView v(d, t, {rows, cols}, dev);
   v.strides = {1, ld};
   return v;

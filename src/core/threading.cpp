@@ -21,8 +21,7 @@ int num_threads() {
 }
 
 void set_num_threads(int n) {
-  if (n < 1 || n > kMaxThreads)
-    fail("set_num_threads", "n must be in [1, ", kMaxThreads, "], but got ", n);
+  if (n < 1 || n > kMaxThreads) fail("set_num_threads", "n must be in [1, ", kMaxThreads, "], but got ", n);
   g_threads.store(n, std::memory_order_relaxed);
 }
 

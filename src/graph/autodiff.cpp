@@ -50,8 +50,8 @@ class Differentiator {
     return d;
   }
 
-  void emit(OpKind op, const std::string& name, std::vector<ValueId> inputs,
-            std::vector<ValueId> outputs, Attributes attrs = {}) {
+  void emit(OpKind op, const std::string& name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+            Attributes attrs = {}) {
     Node n;
     n.op = op;
     n.name = name;
@@ -117,7 +117,8 @@ class Differentiator {
         if (dy == kNoValue) return;
         for (int s = 0; s < 2; ++s)
           if (needs_[static_cast<std::size_t>(in(s))]) {
-            if (g_.value(in(s)).dtype == g_.value(dy).dtype) contribute(in(s), dy);
+            if (g_.value(in(s)).dtype == g_.value(dy).dtype)
+              contribute(in(s), dy);
             else {  // the gradient takes the addend's dtype
               const ValueId d = grad_slot(in(s));
               emit(OpKind::Cast, name + ".bwd.cast" + std::to_string(s), {dy}, {d});
@@ -153,8 +154,7 @@ class Differentiator {
       case OpKind::SoftmaxCrossEntropy: {
         const ValueId dloss = grad(out(0));
         if (dloss == kNoValue) return;
-        emit(OpKind::SoftmaxCrossEntropyBackward, name + ".bwd", {in(0), in(1), out(1), dloss},
-             {grad_slot(in(0))});
+        emit(OpKind::SoftmaxCrossEntropyBackward, name + ".bwd", {in(0), in(1), out(1), dloss}, {grad_slot(in(0))});
         return;
       }
       case OpKind::Cast: {
@@ -169,8 +169,7 @@ class Differentiator {
         emit(OpKind::EmbeddingBackward, name + ".bwd", {in(0), dy}, {grad_slot(in(1))});
         return;
       }
-      default:
-        fail_node("is not a forward op this autodiff differentiates");
+      default: fail_node("is not a forward op this autodiff differentiates");
     }
   }
 
@@ -196,8 +195,7 @@ GradientMap build_backward(Graph& g, ValueId loss, std::span<const ValueId> also
   verify(g);
   const Value& lv = g.value(loss);
   if (lv.dtype != DType::f32 || !lv.shape.empty() || g.producer(loss) < 0)
-    fail("graph autodiff", "the loss %", loss, " '", lv.name,
-         "' must be an f32 [] value produced by a node");
+    fail("graph autodiff", "the loss %", loss, " '", lv.name, "' must be an f32 [] value produced by a node");
   for (ValueId v : also_wrt) (void)g.value(v);
 
   const std::size_t forward_nodes = g.nodes.size();

@@ -24,8 +24,7 @@ std::int64_t product(const std::vector<std::int64_t>& s) {
 
 Builder::Builder(Graph& g, BuilderOptions options) : g_(g), options_(options) {
   if (!is_float_dtype(options.compute))
-    fail("graph::Builder", "options.compute must be f32, bf16 or f16, but got ",
-         dtype_name(options.compute));
+    fail("graph::Builder", "options.compute must be f32, bf16 or f16, but got ", dtype_name(options.compute));
 }
 
 const Value& Builder::value(ValueId v) const { return g_.value(v); }
@@ -34,8 +33,8 @@ ValueId Builder::intermediate(const std::string& name, DType dtype, std::vector<
   return g_.add_value(name, dtype, std::move(shape), ValueKind::intermediate);
 }
 
-int Builder::append(OpKind op, const std::string& name, std::vector<ValueId> inputs,
-                    std::vector<ValueId> outputs, Attributes attrs) {
+int Builder::append(OpKind op, const std::string& name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+                    Attributes attrs) {
   for (ValueId v : inputs)
     if (v != kNoValue) (void)g_.value(v);  // range check with a clear message
   Node n;
@@ -81,8 +80,8 @@ ValueId Builder::embedding(ValueId ids, ValueId table, const std::string& name) 
   return y;
 }
 
-ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name, bool gelu,
-                        GeluVariant variant, ValueId* aux) {
+ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name, bool gelu, GeluVariant variant,
+                        ValueId* aux) {
   const ValueId wc = compute_copy(w);
   const std::vector<std::int64_t> ws = value(wc).shape;
   std::vector<std::int64_t> shape = leading(value(x).shape);
@@ -138,10 +137,9 @@ ValueId Builder::add(ValueId a, ValueId b, const std::string& name) {
 ValueId Builder::attention(ValueId qkv, std::int32_t heads, const std::string& name) {
   const std::vector<std::int64_t> s = value(qkv).shape;  // a copy, as above
   const bool ok = s.size() == 3;
-  const ValueId out = intermediate(name + ".out", options_.compute,
-                                   ok ? std::vector<std::int64_t>{s[0], s[1], s[2] / 3} : s);
-  const ValueId lse = intermediate(name + ".lse", DType::f32,
-                                   ok ? std::vector<std::int64_t>{s[0], heads, s[1]} : s);
+  const ValueId out =
+      intermediate(name + ".out", options_.compute, ok ? std::vector<std::int64_t>{s[0], s[1], s[2] / 3} : s);
+  const ValueId lse = intermediate(name + ".lse", DType::f32, ok ? std::vector<std::int64_t>{s[0], heads, s[1]} : s);
   Attributes attrs;
   attrs.heads = heads;
   append(OpKind::Attention, name, {qkv}, {out, lse}, attrs);

@@ -29,8 +29,10 @@ const char* variant_text(GeluVariant v) { return v == GeluVariant::erf ? "erf" :
 
 // "%7", or "_" for an absent slot.
 void put_ref(std::ostringstream& o, ValueId v) {
-  if (v == kNoValue) o << "_";
-  else o << "%" << v;
+  if (v == kNoValue)
+    o << "_";
+  else
+    o << "%" << v;
 }
 
 // The attributes an op reads, as " key=value" pairs.
@@ -97,8 +99,8 @@ std::string dump(const Graph& g) {
   // Types of the produced values, in id order, so a line above can be read back.
   for (const Value& v : g.values)
     if (produced[static_cast<std::size_t>(v.id)])
-      o << "  %" << v.id << ": " << v.name << " " << type_text(v)
-        << (v.kind == ValueKind::gradient ? " grad" : "") << "\n";
+      o << "  %" << v.id << ": " << v.name << " " << type_text(v) << (v.kind == ValueKind::gradient ? " grad" : "")
+        << "\n";
   return o.str();
 }
 
@@ -112,17 +114,16 @@ std::string to_dot(const Graph& g) {
   const std::vector<bool> used = g.used_values();
   for (const Value& v : g.values)
     if (used[static_cast<std::size_t>(v.id)] && producer[static_cast<std::size_t>(v.id)] < 0)
-      o << "  v" << v.id << " [shape=ellipse, label=\"%" << v.id << " " << v.name << "\\n"
-        << type_text(v) << "\"];\n";
+      o << "  v" << v.id << " [shape=ellipse, label=\"%" << v.id << " " << v.name << "\\n" << type_text(v) << "\"];\n";
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    o << "  n" << i << " [label=\"" << op_name(n.op) << attr_text(n) << "\\n" << n.name << "\""
-      << (n.attrs.backward ? ", style=filled, fillcolor=\"#dddddd\"" : "") << "];\n";
+    o << "  n" << i << " [label=\"" << op_name(n.op) << attr_text(n) << "\\n"
+      << n.name << "\"" << (n.attrs.backward ? ", style=filled, fillcolor=\"#dddddd\"" : "") << "];\n";
     for (ValueId v : n.inputs) {
       if (v == kNoValue) continue;
       const int p = producer[static_cast<std::size_t>(v)];
-      o << "  " << (p >= 0 ? 'n' : 'v') << (p >= 0 ? p : v) << " -> n" << i
-        << " [label=\"%" << v << " " << type_text(g.value(v)) << "\"];\n";
+      o << "  " << (p >= 0 ? 'n' : 'v') << (p >= 0 ? p : v) << " -> n" << i << " [label=\"%" << v << " "
+        << type_text(g.value(v)) << "\"];\n";
     }
   }
   o << "}\n";

@@ -23,19 +23,21 @@ Executor::Executor(Graph g) : graph_(std::move(g)) {
   plan_ = plan_memory(graph_);
   if (plan_.arena_bytes > 0) {
     try {
-      arena_.reset(static_cast<std::byte*>(::operator new[](
-          static_cast<std::size_t>(plan_.arena_bytes), std::align_val_t(kArenaAlignment))));
+      arena_.reset(static_cast<std::byte*>(
+          ::operator new[](static_cast<std::size_t>(plan_.arena_bytes), std::align_val_t(kArenaAlignment))));
     } catch (const std::bad_alloc&) {
-      fail_with(ErrorKind::out_of_memory, "graph::Executor", "cannot allocate the arena of ",
-                plan_.arena_bytes, " bytes");
+      fail_with(ErrorKind::out_of_memory, "graph::Executor", "cannot allocate the arena of ", plan_.arena_bytes,
+                " bytes");
     }
   }
   const std::size_t nv = graph_.values.size();
   data_.assign(nv, nullptr);
   external_.assign(nv, false);
   for (std::size_t v = 0; v < nv; ++v) {
-    if (plan_.offset[v] >= 0) data_[v] = arena_.get() + plan_.offset[v];
-    else if (plan_.first[v] < 0) external_[v] = true;
+    if (plan_.offset[v] >= 0)
+      data_[v] = arena_.get() + plan_.offset[v];
+    else if (plan_.first[v] < 0)
+      external_[v] = true;
   }
   records_.assign(graph_.nodes.size(), NodeRecord{});
 }
@@ -64,8 +66,8 @@ void Executor::run(int begin, int end) {
     const Node& node = graph_.nodes[static_cast<std::size_t>(i)];
     for (ValueId v : node.inputs)
       if (v != kNoValue && data_[static_cast<std::size_t>(v)] == nullptr && graph_.value(v).numel() > 0)
-        fail("graph::Executor::run", describe_node(graph_, i), " reads %", v, " '",
-             graph_.value(v).name, "', which is not bound");
+        fail("graph::Executor::run", describe_node(graph_, i), " reads %", v, " '", graph_.value(v).name,
+             "', which is not bound");
     NodeRecord& record = records_[static_cast<std::size_t>(i)];
     record.backward = node.attrs.backward;
     const auto start = std::chrono::steady_clock::now();

@@ -64,8 +64,7 @@ std::int64_t Value::numel() const {
 }
 std::int64_t Value::bytes() const { return numel() * static_cast<std::int64_t>(dtype_size(dtype)); }
 
-ValueId Graph::add_value(std::string name, DType dtype, std::vector<std::int64_t> shape,
-                         ValueKind kind) {
+ValueId Graph::add_value(std::string name, DType dtype, std::vector<std::int64_t> shape, ValueKind kind) {
   Value v;
   v.id = static_cast<ValueId>(values.size());
   v.name = std::move(name);
@@ -86,9 +85,7 @@ const Value& Graph::value(ValueId id) const {
     fail("graph", "value id %", id, " is out of range [0, ", values.size(), ")");
   return values[static_cast<std::size_t>(id)];
 }
-Value& Graph::value(ValueId id) {
-  return const_cast<Value&>(static_cast<const Graph&>(*this).value(id));
-}
+Value& Graph::value(ValueId id) { return const_cast<Value&>(static_cast<const Graph&>(*this).value(id)); }
 
 int Graph::producer(ValueId id) const {
   for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -125,8 +122,7 @@ std::vector<bool> Graph::used_values() const {
 }
 
 std::string describe_node(const Graph& g, int index) {
-  if (index < 0 || static_cast<std::size_t>(index) >= g.nodes.size())
-    return detail::concat("node ", index);
+  if (index < 0 || static_cast<std::size_t>(index) >= g.nodes.size()) return detail::concat("node ", index);
   const Node& n = g.nodes[static_cast<std::size_t>(index)];
   return detail::concat("node ", index, " (", op_name(n.op), " '", n.name, "')");
 }

@@ -1,8 +1,8 @@
 // Dynamic loss scaling (graph layer): see loss_scaler.hpp. Called by trainer.cpp.
 #include "graph/loss_scaler.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ampkit/core/error.hpp"
@@ -15,8 +15,7 @@ LossScaler::LossScaler(const LossScaleConfig& c) : config_(c) {
     fail(fn, "min_scale must be finite and > 0, but got ", c.min_scale);
   if (!(c.initial_scale >= c.min_scale) || !std::isfinite(c.initial_scale))
     fail(fn, "initial_scale must be finite and >= min_scale (", c.min_scale, "), but got ", c.initial_scale);
-  if (!(c.growth >= 1.0f) || !std::isfinite(c.growth))
-    fail(fn, "growth must be finite and >= 1, but got ", c.growth);
+  if (!(c.growth >= 1.0f) || !std::isfinite(c.growth)) fail(fn, "growth must be finite and >= 1, but got ", c.growth);
   if (!(c.backoff > 0.0f && c.backoff <= 1.0f)) fail(fn, "backoff must be in (0, 1], but got ", c.backoff);
   if (c.growth_interval < 1) fail(fn, "growth_interval must be >= 1, but got ", c.growth_interval);
   state_.scale = c.initial_scale;

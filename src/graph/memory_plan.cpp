@@ -11,9 +11,7 @@
 namespace ampkit::graph {
 namespace {
 
-std::int64_t round_up(std::int64_t n) {
-  return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-}
+std::int64_t round_up(std::int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
 }  // namespace
 
@@ -38,9 +36,8 @@ MemoryPlan plan_memory(const Graph& g) {
   std::vector<ValueId> order;
   for (std::size_t v = 0; v < nv; ++v)
     if (p.first[v] >= 0) order.push_back(static_cast<ValueId>(v));
-  std::stable_sort(order.begin(), order.end(), [&](ValueId a, ValueId b) {
-    return g.value(a).bytes() > g.value(b).bytes();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](ValueId a, ValueId b) { return g.value(a).bytes() > g.value(b).bytes(); });
 
   struct Placed {
     std::int64_t begin, end;
@@ -55,8 +52,7 @@ MemoryPlan plan_memory(const Graph& g) {
     conflicts.clear();
     for (const Placed& q : placed)
       if (q.first <= p.last[u] && p.first[u] <= q.last) conflicts.push_back(q);
-    std::sort(conflicts.begin(), conflicts.end(),
-              [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+    std::sort(conflicts.begin(), conflicts.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
     std::int64_t offset = 0;
     for (const Placed& q : conflicts) {
       if (offset + size <= q.begin) break;

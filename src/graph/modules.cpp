@@ -46,8 +46,8 @@ ValueId ParameterList::ones(const std::string& name, std::int64_t n) {
   return v;
 }
 
-ValueId mlp_block(Builder& b, ParameterList& params, ValueId x, std::int64_t hidden,
-                  std::int64_t out, GeluVariant gelu, const std::string& prefix, float out_std) {
+ValueId mlp_block(Builder& b, ParameterList& params, ValueId x, std::int64_t hidden, std::int64_t out, GeluVariant gelu,
+                  const std::string& prefix, float out_std) {
   const std::int64_t in = b.graph().value(x).shape.back();
   const ValueId w1 = params.weight(prefix + ".fc1.w", {hidden, in});
   const ValueId b1 = params.zeros(prefix + ".fc1.b", hidden);
@@ -57,8 +57,7 @@ ValueId mlp_block(Builder& b, ParameterList& params, ValueId x, std::int64_t hid
   return b.linear(h, w2, b2, prefix + ".fc2");
 }
 
-ValueId transformer_block(Builder& b, ParameterList& params, ValueId x, const GptConfig& c,
-                          const std::string& prefix) {
+ValueId transformer_block(Builder& b, ParameterList& params, ValueId x, const GptConfig& c, const std::string& prefix) {
   const std::int64_t d = c.dim;
   const std::int64_t hidden = c.mlp_hidden > 0 ? c.mlp_hidden : 4 * d;
   // GPT-2: residual projections start smaller, by 1/sqrt(2 * layers).

@@ -188,8 +188,7 @@ void attention_backward_node(const Operands& o, const Attributes& a) {
 
 }  // namespace
 
-void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data,
-                     NodeRecord& record) {
+void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, NodeRecord& record) {
   const Operands o(g, n, data);
   const Attributes& a = n.attrs;
   record.fp16_gemm = false;
@@ -207,8 +206,7 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
       return softmax_cross_entropy_forward(o.in_2d(0), o.in_flat(1), o.out(0), o.out(1));
     case OpKind::Cast: return convert(o.in(0), o.out(0));
     case OpKind::Yield: return;
-    case OpKind::EmbeddingBackward:
-      return embedding_backward(o.in_flat(0), o.in_2d(1), o.out(0), false);
+    case OpKind::EmbeddingBackward: return embedding_backward(o.in_flat(0), o.in_2d(1), o.out(0), false);
     case OpKind::LinearBackward: return linear_backward_node(o, a, record);
     case OpKind::LayerNormBackward: return norm_backward(o, true);
     case OpKind::RMSNormBackward: return norm_backward(o, false);

@@ -11,7 +11,6 @@ namespace ampkit::graph {
 
 /// Runs node `n` of `g` through the public ops API; sets record.fp16_gemm / fp16_mode for GEMM
 /// nodes. Throws whatever the op's front end throws.
-void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data,
-                     NodeRecord& record);
+void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, NodeRecord& record);
 
 }  // namespace ampkit::graph

@@ -43,8 +43,12 @@ class Check {
     throw Error(detail::concat("graph: ", describe_node(g_, index_), ": ", std::forward<Args>(parts)...));
   }
 
-  const Value* in(int slot, const char* name, bool required) const { return get(n_.inputs, slot, name, required, "input"); }
-  const Value* out(int slot, const char* name, bool required) const { return get(n_.outputs, slot, name, required, "output"); }
+  const Value* in(int slot, const char* name, bool required) const {
+    return get(n_.inputs, slot, name, required, "input");
+  }
+  const Value* out(int slot, const char* name, bool required) const {
+    return get(n_.outputs, slot, name, required, "output");
+  }
 
   void floating(const Value* v, const char* name) const {
     if (v && !is_float_dtype(v->dtype))
@@ -57,8 +61,8 @@ class Check {
   // v's dtype must be `like`'s dtype or f32 (the "mixed" parameters of norm, bias, aux).
   void dtype_or_f32(const Value* v, const char* name, const Value* like, const char* like_name) const {
     if (v && like && v->dtype != like->dtype && v->dtype != DType::f32)
-      fail(name, " (%", v->id, ") must be ", like_name, "'s dtype (", dtype_name(like->dtype),
-           ") or f32, but got ", dtype_name(v->dtype));
+      fail(name, " (%", v->id, ") must be ", like_name, "'s dtype (", dtype_name(like->dtype), ") or f32, but got ",
+           dtype_name(v->dtype));
   }
   void shape(const Value* v, const char* name, const Shape& want) const {
     if (v && v->shape != want)
@@ -69,8 +73,7 @@ class Check {
       fail(name, " (%", v->id, ") must have rank >= ", r, ", but got ", shape_text(v->shape));
   }
   void rank(const Value* v, const char* name, std::size_t r) const {
-    if (v && v->shape.size() != r)
-      fail(name, " (%", v->id, ") must have rank ", r, ", but got ", shape_text(v->shape));
+    if (v && v->shape.size() != r) fail(name, " (%", v->id, ") must have rank ", r, ", but got ", shape_text(v->shape));
   }
   void positive_last(const Value* v, const char* name) const {
     if (v && !v->shape.empty() && v->shape.back() < 1)
@@ -278,9 +281,9 @@ void linear_backward(const Check& c) {
   const Value* dw = c.out(1, "dw", false);
   const Value* db = c.out(2, "db", false);
   const Value* below_db = c.out(3, "below_db", false);
-  for (auto [v, name] : {std::pair{dy, "dy"}, std::pair{x, "x"}, std::pair{w, "w"},
-                         std::pair{dx, "dx"}, std::pair{dw, "dw"}, std::pair{db, "db"},
-                         std::pair{below_aux, "below_aux"}, std::pair{below_db, "below_db"}})
+  for (auto [v, name] :
+       {std::pair{dy, "dy"}, std::pair{x, "x"}, std::pair{w, "w"}, std::pair{dx, "dx"}, std::pair{dw, "dw"},
+        std::pair{db, "db"}, std::pair{below_aux, "below_aux"}, std::pair{below_db, "below_db"}})
     c.floating(v, name);
   c.rank_at_least(dy, "dy", 1);
   c.rank(w, "w", 2);

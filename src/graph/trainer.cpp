@@ -102,8 +102,8 @@ struct Trainer::State {
       auto it = std::find_if(fp16_totals.begin(), fp16_totals.end(),
                              [&](const NodeFp16Totals& t) { return t.node == static_cast<int>(i); });
       if (it == fp16_totals.end()) {
-        fp16_totals.push_back({static_cast<int>(i), std::string(op_name(g.nodes[i].op)), g.nodes[i].name,
-                               r.backward, r.fp16_mode});
+        fp16_totals.push_back(
+            {static_cast<int>(i), std::string(op_name(g.nodes[i].op)), g.nodes[i].name, r.backward, r.fp16_mode});
         it = fp16_totals.end() - 1;
       }
       it->mode = r.fp16_mode;
@@ -131,7 +131,8 @@ struct Trainer::State {
     exec->bind(m.targets, targets.data());
     if (m.positions != kNoValue) {
       positions.resize(rows);
-      for (std::size_t i = 0; i < rows; ++i) positions[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) % seq);
+      for (std::size_t i = 0; i < rows; ++i)
+        positions[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) % seq);
       exec->bind(m.positions, positions.data());
     }
     exec->bind(gm.loss_seed, &seed);
@@ -144,13 +145,14 @@ struct Trainer::State {
       p.name = v.name;
       p.value = init.value;
       p.grad = gm.of(init.value);
-      if (p.grad == kNoValue) fail_with(ErrorKind::internal, "graph::Trainer", "parameter ", p.name, " has no gradient");
+      if (p.grad == kNoValue)
+        fail_with(ErrorKind::internal, "graph::Trainer", "parameter ", p.name, " has no gradient");
       p.shape = v.shape;
       p.decay = init.decay;
       const auto n = static_cast<std::size_t>(v.numel());
       p.data.resize(n);
       for (float& x : p.data)
-        x = init.kind == InitKind::ones ? 1.0f
+        x = init.kind == InitKind::ones    ? 1.0f
             : init.kind == InitKind::zeros ? 0.0f
                                            : static_cast<float>(init.std * standard_normal(rng));
       if (config.optimizer.kind == OptimizerKind::adamw) {
@@ -172,8 +174,7 @@ struct Trainer::State {
   // ids must hold `rows` full sequences of ids in [0, vocab).
   void check_ids(const char* fn, const char* what, std::span<const std::int32_t> ids, std::int64_t rows) const {
     const auto want = static_cast<std::size_t>(rows * seq);
-    if (ids.size() != want)
-      fail(fn, what, " must hold ", rows, " x ", seq, " = ", want, " ids, but got ", ids.size());
+    if (ids.size() != want) fail(fn, what, " must hold ", rows, " x ", seq, " = ", want, " ids, but got ", ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i)
       if (ids[i] < 0 || ids[i] >= vocab) fail(fn, what, "[", i, "] = ", ids[i], " is out of range [0, ", vocab, ")");
   }
@@ -232,8 +233,10 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
     loss_sum += s.loss();
     if (micro > 1)
       for (std::size_t i = 0; i < s.params.size(); ++i) {
-        if (k == 0) convert(s.grads[i], s.accs[i]);
-        else add_accumulate(s.grads[i], s.accs[i]);
+        if (k == 0)
+          convert(s.grads[i], s.accs[i]);
+        else
+          add_accumulate(s.grads[i], s.accs[i]);
       }
   }
   r.loss = loss_sum / static_cast<double>(micro);
@@ -298,8 +301,7 @@ void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out)
   const char* fn = "graph::Trainer::logits";
   s.check_ids(fn, "tokens", tokens, s.batch);
   const auto want = static_cast<std::size_t>(s.batch * s.seq * s.vocab);
-  if (out.size() != want)
-    fail(fn, "out must hold batch x seq_len x vocab = ", want, " floats, but got ", out.size());
+  if (out.size() != want) fail(fn, "out must hold batch x seq_len x vocab = ", want, " floats, but got ", out.size());
   std::memcpy(s.tokens.data(), tokens.data(), tokens.size() * sizeof(std::int32_t));
   s.exec->run(0, s.yield());
   const TensorView src = s.exec->view(s.logits_value);

@@ -19,8 +19,7 @@ template <typename... Args>
 void check_values(const Graph& g) {
   for (std::size_t i = 0; i < g.values.size(); ++i) {
     const Value& v = g.values[i];
-    if (v.id != static_cast<ValueId>(i))
-      fail("graph", "value '", v.name, "' at position ", i, " has id ", v.id);
+    if (v.id != static_cast<ValueId>(i)) fail("graph", "value '", v.name, "' at position ", i, " has id ", v.id);
     if (v.dtype != DType::f32 && v.dtype != DType::bf16 && v.dtype != DType::f16 && v.dtype != DType::i32)
       fail("graph", "value %", i, " '", v.name, "' has an invalid dtype ", static_cast<int>(v.dtype));
     for (std::int64_t d : v.shape)
@@ -73,10 +72,11 @@ void verify(const Graph& g, const VerifyOptions& options) {
       if (v < 0 || static_cast<std::size_t>(v) >= g.values.size())
         node_fail(g, index, "input slot ", s, " has id %", v, ", out of range");
       if (!defined[static_cast<std::size_t>(v)])
-        node_fail(g, index, "input %", v, " '", g.value(v).name, "' is read before it is defined",
-                  producer[static_cast<std::size_t>(v)] >= 0
-                      ? detail::concat(" (its producer is ", describe_node(g, producer[static_cast<std::size_t>(v)]), ")")
-                      : std::string(" (no node produces it)"));
+        node_fail(
+            g, index, "input %", v, " '", g.value(v).name, "' is read before it is defined",
+            producer[static_cast<std::size_t>(v)] >= 0
+                ? detail::concat(" (its producer is ", describe_node(g, producer[static_cast<std::size_t>(v)]), ")")
+                : std::string(" (no node produces it)"));
     }
     for (std::size_t s = 0; s < n.outputs.size(); ++s)
       for (std::size_t t = 0; t < n.inputs.size(); ++t)
@@ -102,14 +102,14 @@ void verify_tags(const Graph& g) {
     const int index = static_cast<int>(i);
     const bool want = y >= 0 && index > y;
     if (n.attrs.backward != want)
-      node_fail(g, index, n.attrs.backward ? "carries the backward tag but precedes Yield"
-                                           : "follows Yield but lacks the backward tag",
-                y < 0 ? " (the graph has no Yield)" : "");
+      node_fail(
+          g, index,
+          n.attrs.backward ? "carries the backward tag but precedes Yield" : "follows Yield but lacks the backward tag",
+          y < 0 ? " (the graph has no Yield)" : "");
     if (n.attrs.backward) continue;
     for (ValueId v : n.inputs)
       if (v != kNoValue && g.value(v).kind == ValueKind::gradient)
-        node_fail(g, index, "is not tagged backward but reads the gradient %", v, " '",
-                  g.value(v).name, "'");
+        node_fail(g, index, "is not tagged backward but reads the gradient %", v, " '", g.value(v).name, "'");
   }
 }
 

@@ -35,8 +35,8 @@ void check_enums(const char* fn, GeluVariant gelu, const char* gelu_name, Fp16Mo
 
 // The rows of a [..., features] operand: its leading dims and their product.
 struct Rows {
-  Dims dims{};      // leading dims, then room for the feature dim
-  int lead = 0;     // number of leading dims
+  Dims dims{};   // leading dims, then room for the feature dim
+  int lead = 0;  // number of leading dims
   std::int64_t batch = 1;
 };
 
@@ -54,8 +54,8 @@ Rows leading_rows(const char* fn, const char* name, const TensorView& v, const c
 }
 
 // `name` must have the leading dims of `rows` followed by `features`.
-void check_rows_shape(const char* fn, const char* name, const TensorView& v, const Rows& rows,
-                      std::int64_t features, const char* what) {
+void check_rows_shape(const char* fn, const char* name, const TensorView& v, const Rows& rows, std::int64_t features,
+                      const char* what) {
   Dims want = rows.dims;
   want[rows.lead] = features;
   ops::check_shape(fn, name, v, want.data(), rows.lead + 1, what);
@@ -78,8 +78,8 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   const Rows rows = leading_rows(fn, "x", a.x, "[..., in_features]");
   const std::int64_t in = a.x.shape[a.x.rank - 1];
   if (a.w.rank != 2 || a.w.shape[1] != in)
-    fail(fn, "w must have shape [out_features, ", in, "] (in_features from x ",
-         a.x.shape_string(), "), but got ", a.w.shape_string());
+    fail(fn, "w must have shape [out_features, ", in, "] (in_features from x ", a.x.shape_string(), "), but got ",
+         a.w.shape_string());
   const std::int64_t out = a.w.shape[0];
   check_rows_shape(fn, "y", a.y, rows, out, "shape [..., out_features] =");
   std::int64_t bias_bytes = 0, aux_bytes = 0;
@@ -131,9 +131,12 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   GemmEpilogue& e = g.epilogue;
   const bool bias = a.bias.present && a.bias.data != nullptr;
   const bool aux = a.aux.present && a.aux.data != nullptr;
-  if (!a.gelu) e.kind = bias ? Epilogue::BIAS : Epilogue::DEFAULT;
-  else if (aux) e.kind = bias ? Epilogue::GELU_AUX_BIAS : Epilogue::GELU_AUX;
-  else e.kind = bias ? Epilogue::GELU_BIAS : Epilogue::GELU;
+  if (!a.gelu)
+    e.kind = bias ? Epilogue::BIAS : Epilogue::DEFAULT;
+  else if (aux)
+    e.kind = bias ? Epilogue::GELU_AUX_BIAS : Epilogue::GELU_AUX;
+  else
+    e.kind = bias ? Epilogue::GELU_BIAS : Epilogue::GELU;
   e.gelu = a.gelu_variant;
   if (bias) {
     e.bias = a.bias.data;  // length m = out
@@ -171,8 +174,8 @@ DbScratch& db_scratch(std::int64_t batch, std::int64_t product_bytes) {
     if (scratch.product.size() < static_cast<std::size_t>(product_bytes))
       scratch.product.resize(static_cast<std::size_t>(product_bytes));
   } catch (const std::bad_alloc&) {
-    fail_with(ErrorKind::out_of_memory, kBackward, "could not allocate the scratch for db (",
-              batch, " ones and ", product_bytes, " bytes)");
+    fail_with(ErrorKind::out_of_memory, kBackward, "could not allocate the scratch for db (", batch, " ones and ",
+              product_bytes, " bytes)");
   }
   return scratch;
 }
@@ -218,8 +221,7 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   const bool want_dx = a.dx.present, want_dw = a.dw.present, want_db = a.db.present;
   if (a.below_db.present && !a.below_gelu)
     fail(fn, "below_db (the layer below's bias gradient) needs below_gelu = true");
-  if (a.below_aux.present && !a.below_gelu)
-    fail(fn, "below_aux is only read with below_gelu = true");
+  if (a.below_aux.present && !a.below_gelu) fail(fn, "below_aux is only read with below_gelu = true");
   const TensorView* views[] = {&a.dy, &a.x, &a.w, &a.dx, &a.dw, &a.db, &a.below_aux, &a.below_db};
   const char* names[] = {"dy", "x", "w", "dx", "dw", "db", "below_aux", "below_db"};
   std::int64_t bytes[8] = {};
@@ -231,8 +233,7 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   }
   const BackwardShape s = backward_shape(fn, a);
   const std::int64_t batch = s.rows.batch, out = s.out, in = s.in;
-  for (const auto& [name, v] : {std::pair{"x", &a.x}, std::pair{"dx", &a.dx},
-                                std::pair{"below_aux", &a.below_aux}})
+  for (const auto& [name, v] : {std::pair{"x", &a.x}, std::pair{"dx", &a.dx}, std::pair{"below_aux", &a.below_aux}})
     if (v->present) check_rows_shape(fn, name, *v, s.rows, in, "shape [..., in_features] =");
   const std::int64_t w_dims[2] = {out, in};
   for (const auto& [name, v] : {std::pair{"w", &a.w}, std::pair{"dw", &a.dw}})
@@ -242,15 +243,15 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   const auto nx_or = checked_mul(batch, in);
   const auto nw_or = checked_mul(out, in);
   if (!nx_or || !nw_or)
-    fail(fn, "batch * in_features or out_features * in_features (batch ", batch, ", in ", in,
-         ", out ", out, ") overflows int64");
+    fail(fn, "batch * in_features or out_features * in_features (batch ", batch, ", in ", in, ", out ", out,
+         ") overflows int64");
   const std::int64_t nx = *nx_or, nw = *nw_or;
   if (a.below_gelu) {
-    if (!want_dx && nx > 0)
-      fail(fn, "below_gelu needs dx (the GELU gradient is fused into the dx GEMM)");
+    if (!want_dx && nx > 0) fail(fn, "below_gelu needs dx (the GELU gradient is fused into the dx GEMM)");
     if (!a.below_aux.present && nx > 0)
-      fail(fn, "below_aux [..., in_features] (the pre-activation saved by the layer below's "
-               "forward) is required when below_gelu is set");
+      fail(fn,
+           "below_aux [..., in_features] (the pre-activation saved by the layer below's "
+           "forward) is required when below_gelu is set");
   }
   if (want_dx || want_dw || want_db) check_data(fn, "dy", a.dy, "elements");
   if (want_dx && nx > 0) {
@@ -263,10 +264,8 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   }
   for (int i = 3; i < 8; ++i)
     if (views[i]->present) check_data(fn, names[i], *views[i], "elements");
-  if (want_dx && a.below_aux.present)
-    ops::check_dtype_or_f32(fn, "below_aux", a.below_aux, a.dx.dtype, "dx's");
-  if (want_dx && a.below_db.present)
-    ops::check_dtype_or_f32(fn, "below_db", a.below_db, a.dx.dtype, "dx's");
+  if (want_dx && a.below_aux.present) ops::check_dtype_or_f32(fn, "below_aux", a.below_aux, a.dx.dtype, "dx's");
+  if (want_dx && a.below_db.present) ops::check_dtype_or_f32(fn, "below_db", a.below_db, a.dx.dtype, "dx's");
   if (want_db && want_dw) ops::check_dtype_or_f32(fn, "db", a.db, a.dw.dtype, "dw's");
   // No output may overlap an input or another output (each GEMM of the call reads its inputs
   // after an earlier GEMM of the same call has written its outputs).
@@ -418,8 +417,7 @@ void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
   // another writes (checked above).
   if (plan.run_dx) gemm(plan.dx, &out.gemms[out.gemm_count++]);
   if (plan.zero_below_db)
-    std::memset(args.below_db.data, 0,
-                static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype));
+    std::memset(args.below_db.data, 0, static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype));
   if (plan.run_dw) gemm(plan.dw, &out.gemms[out.gemm_count++]);
   if (plan.run_db_alone) gemm(plan.db_alone, &out.gemms[out.gemm_count++]);
 }
@@ -435,8 +433,6 @@ std::string linear_check(const LinearBackwardArgs& args) noexcept {
   });
 }
 
-const char* linear_kernel_name(const LinearForwardArgs& args) {
-  return gemm_kernel_name(plan_forward(args));
-}
+const char* linear_kernel_name(const LinearForwardArgs& args) { return gemm_kernel_name(plan_forward(args)); }
 
 }  // namespace ampkit

@@ -12,7 +12,8 @@
 namespace ampkit {
 namespace {
 
-constexpr const char* kNoBackend = "this build has no CUDA backend (configure with -DAMPKIT_CUDA=ON on a machine with nvcc)";
+constexpr const char* kNoBackend =
+    "this build has no CUDA backend (configure with -DAMPKIT_CUDA=ON on a machine with nvcc)";
 
 [[noreturn]] void no_backend(const char* fn) { fail_with(ErrorKind::unsupported, fn, kNoBackend); }
 

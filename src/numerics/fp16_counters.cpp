@@ -32,14 +32,11 @@ void add_fp16_gemm_report(const GemmReport& report) {
   if (!report.fp16) return;
   const auto mode = static_cast<int>(report.fp16_mode);
   if (mode < 0 || mode > 2)
-    fail("add_fp16_gemm_report", "report.fp16_mode must be exact, flush or alt, but got the value ",
-         mode);
+    fail("add_fp16_gemm_report", "report.fp16_mode must be exact, flush or alt, but got the value ", mode);
   if (report.fp16_subnormal_inputs < 0)
-    fail("add_fp16_gemm_report", "report.fp16_subnormal_inputs must be >= 0, but got ",
-         report.fp16_subnormal_inputs);
+    fail("add_fp16_gemm_report", "report.fp16_subnormal_inputs must be >= 0, but got ", report.fp16_subnormal_inputs);
   if (report.fp16_subnormal_outputs < 0)
-    fail("add_fp16_gemm_report", "report.fp16_subnormal_outputs must be >= 0, but got ",
-         report.fp16_subnormal_outputs);
+    fail("add_fp16_gemm_report", "report.fp16_subnormal_outputs must be >= 0, but got ", report.fp16_subnormal_outputs);
   AtomicModeCounters& c = g_counters[mode];
   c.gemm_calls.fetch_add(1, std::memory_order_relaxed);
   c.subnormal_inputs.fetch_add(report.fp16_subnormal_inputs, std::memory_order_relaxed);

@@ -45,10 +45,10 @@ EnvSetting<T> read_setting(const char* variable, Parse parse) {
 Environment read_environment() {
   Environment env;
   env.model = read_setting<Fp16DeviceModel>(kModelVariable, parse_fp16_device_model_env);
-  env.gemm = read_setting<AltImplChoice>(
-      kGemmVariable, [](const char* v) { return parse_alt_impl_env(kGemmVariable, v); });
-  env.conv = read_setting<AltImplChoice>(
-      kConvVariable, [](const char* v) { return parse_alt_impl_env(kConvVariable, v); });
+  env.gemm =
+      read_setting<AltImplChoice>(kGemmVariable, [](const char* v) { return parse_alt_impl_env(kGemmVariable, v); });
+  env.conv =
+      read_setting<AltImplChoice>(kConvVariable, [](const char* v) { return parse_alt_impl_env(kConvVariable, v); });
   return env;
 }
 
@@ -80,14 +80,12 @@ std::atomic<int> g_conv_choice{-1};
 thread_local bool t_backward = false;
 
 bool valid_choice(AltImplChoice c) {
-  return c == AltImplChoice::per_pass || c == AltImplChoice::original ||
-         c == AltImplChoice::alternate;
+  return c == AltImplChoice::per_pass || c == AltImplChoice::original || c == AltImplChoice::alternate;
 }
 
 void store_choice(std::atomic<int>& slot, AltImplChoice choice, const char* function) {
   if (!valid_choice(choice))
-    fail(function, "choice must be per_pass, original or alternate, but got the value ",
-         static_cast<int>(choice));
+    fail(function, "choice must be per_pass, original or alternate, but got the value ", static_cast<int>(choice));
   slot.store(static_cast<int>(choice), std::memory_order_release);
 }
 
@@ -140,8 +138,10 @@ AltImplChoice parse_alt_impl_env(const char* variable, const char* value) {
   std::size_t i = (text[0] == '+' || text[0] == '-') ? 1 : 0;
   bool digits = i < text.size(), zero = true;
   for (; i < text.size() && digits; ++i) {
-    if (text[i] < '0' || text[i] > '9') digits = false;
-    else if (text[i] != '0') zero = false;
+    if (text[i] < '0' || text[i] > '9')
+      digits = false;
+    else if (text[i] != '0')
+      zero = false;
   }
   if (!digits)
     fail(variable,
@@ -159,8 +159,7 @@ Fp16DeviceModel parse_fp16_device_model_env(const char* value) {
 
 Fp16Mode resolve_fp16_mode(AltImplChoice choice, bool backward, Fp16DeviceModel model) {
   if (model != Fp16DeviceModel::cpu && model != Fp16DeviceModel::mi200)
-    fail("resolve_fp16_mode", "model must be cpu or mi200, but got the value ",
-         static_cast<int>(model));
+    fail("resolve_fp16_mode", "model must be cpu or mi200, but got the value ", static_cast<int>(model));
   const Fp16Mode original = model == Fp16DeviceModel::mi200 ? Fp16Mode::flush : Fp16Mode::exact;
   switch (choice) {
     case AltImplChoice::alternate: return Fp16Mode::alt;
@@ -173,8 +172,7 @@ Fp16Mode resolve_fp16_mode(AltImplChoice choice, bool backward, Fp16DeviceModel 
 
 void set_fp16_device_model(Fp16DeviceModel model) {
   if (model != Fp16DeviceModel::cpu && model != Fp16DeviceModel::mi200)
-    fail("set_fp16_device_model", "model must be cpu or mi200, but got the value ",
-         static_cast<int>(model));
+    fail("set_fp16_device_model", "model must be cpu or mi200, but got the value ", static_cast<int>(model));
   g_model_choice.store(static_cast<int>(model), std::memory_order_release);
 }
 
@@ -186,13 +184,9 @@ Fp16DeviceModel fp16_device_model() {
   return setting_value(environment().model);
 }
 
-Fp16Mode original_fp16_mode() {
-  return resolve_fp16_mode(AltImplChoice::original, false, fp16_device_model());
-}
+Fp16Mode original_fp16_mode() { return resolve_fp16_mode(AltImplChoice::original, false, fp16_device_model()); }
 
-void set_gemm_fp16_alt_impl(AltImplChoice choice) {
-  store_choice(g_gemm_choice, choice, "set_gemm_fp16_alt_impl");
-}
+void set_gemm_fp16_alt_impl(AltImplChoice choice) { store_choice(g_gemm_choice, choice, "set_gemm_fp16_alt_impl"); }
 
 void clear_gemm_fp16_alt_impl() { g_gemm_choice.store(-1, std::memory_order_release); }
 
@@ -202,9 +196,7 @@ AltImplChoice gemm_fp16_alt_impl() {
   return setting_value(environment().gemm);
 }
 
-void set_conv_fp16_alt_impl(AltImplChoice choice) {
-  store_choice(g_conv_choice, choice, "set_conv_fp16_alt_impl");
-}
+void set_conv_fp16_alt_impl(AltImplChoice choice) { store_choice(g_conv_choice, choice, "set_conv_fp16_alt_impl"); }
 
 void clear_conv_fp16_alt_impl() { g_conv_choice.store(-1, std::memory_order_release); }
 
@@ -214,9 +206,7 @@ AltImplChoice conv_fp16_alt_impl() {
   return setting_value(environment().conv);
 }
 
-BackwardPassGuard::BackwardPassGuard(bool backward) : previous_(t_backward) {
-  t_backward = backward;
-}
+BackwardPassGuard::BackwardPassGuard(bool backward) : previous_(t_backward) { t_backward = backward; }
 
 BackwardPassGuard::~BackwardPassGuard() { t_backward = previous_; }
 

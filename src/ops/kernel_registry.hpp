@@ -18,8 +18,8 @@ namespace ampkit::ops {
 /// What an entry needs from the machine before it can take any problem.
 struct KernelNeeds {
   Device device = Device::cpu;
-  Isa isa = Isa::ref;      // CPU: the lowest ISA level (and the AMPKIT_ISA cap) it needs
-  bool bf16_dot = false;   // CPU: AVX512_BF16 instructions
+  Isa isa = Isa::ref;     // CPU: the lowest ISA level (and the AMPKIT_ISA cap) it needs
+  bool bf16_dot = false;  // CPU: AVX512_BF16 instructions
 };
 
 /// Why an entry with `needs` cannot run on this machine now ("needs AVX-512, but the machine's
@@ -57,8 +57,7 @@ const KernelEntry<Problem, RunFn>& select_kernel(std::span<const KernelEntry<Pro
 
 /// Every entry with its reason, the selected one marked (for kernel_statuses / ampkit info).
 template <class Problem, class RunFn>
-std::vector<KernelStatus> kernel_statuses(std::span<const KernelEntry<Problem, RunFn>> list,
-                                          const Problem& problem) {
+std::vector<KernelStatus> kernel_statuses(std::span<const KernelEntry<Problem, RunFn>> list, const Problem& problem) {
   std::vector<KernelStatus> out;
   bool chosen = false;
   for (const auto& entry : list) {

@@ -20,8 +20,8 @@ std::int64_t check_float_view(const char* fn, const char* name, const TensorView
 /// (`device`:`device_index`, the device of the operand named `owner`). A cuda operand when CUDA
 /// cannot run is unsupported ("x is in cuda:0 memory, but <why>"); a device index with no GPU, a
 /// pointer that is not device memory of that GPU and operands on two devices are invalid.
-std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v,
-                                 Device device, int device_index, const char* owner);
+std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
+                                 const char* owner);
 
 /// Throws unless `v` is present ("<name> must be given (<what>), but it is absent").
 void check_given(const char* fn, const char* name, const TensorView& v, const char* what);
@@ -34,17 +34,15 @@ void check_data(const char* fn, const char* name, const TensorView& v, const cha
 bool has_shape(const TensorView& v, const std::int64_t* dims, int rank);
 
 /// Throws "<name> must have shape <dims> (<what>), but got <v's shape>" unless v has `dims`.
-void check_shape(const char* fn, const char* name, const TensorView& v, const std::int64_t* dims,
-                 int rank, const char* what);
+void check_shape(const char* fn, const char* name, const TensorView& v, const std::int64_t* dims, int rank,
+                 const char* what);
 
 /// Throws "<name> dtype must be <want_text> (<want>), but got <got>" unless v.dtype == want.
-void check_dtype_is(const char* fn, const char* name, const TensorView& v, DType want,
-                    const char* want_text);
+void check_dtype_is(const char* fn, const char* name, const TensorView& v, DType want, const char* want_text);
 
 /// Throws "<name> dtype must be <owner_text> (<owner>) or f32, but got <got>" unless v.dtype is
 /// `owner` or f32.
-void check_dtype_or_f32(const char* fn, const char* name, const TensorView& v, DType owner,
-                        const char* owner_text);
+void check_dtype_or_f32(const char* fn, const char* name, const TensorView& v, DType owner, const char* owner_text);
 
 /// The operands of one call, for the overlap rule: no output may share a byte with any other
 /// operand (input or output). Holds at most kMaxOperands; absent or empty views are skipped.

@@ -97,15 +97,42 @@ std::int64_t bad_size(std::mt19937_64& rng) {
 // memory (aliasing).
 void mutate_view(TensorView& v, void* other, std::mt19937_64& rng, std::string& what) {
   switch (rng() % 9) {
-    case 0: v = TensorView(); what += " absent"; break;
-    case 1: v.data = nullptr; what += " null"; break;
-    case 2: v.dtype = random_dtype(rng); what += " dtype " + std::to_string(static_cast<int>(v.dtype)); break;
-    case 3: v.rank = rng() % 2 ? 9 : -1; what += " rank"; break;
-    case 4: if (v.rank > 0) v.shape[rng() % v.rank] = bad_size(rng); what += " shape"; break;
-    case 5: if (v.rank > 0) v.strides[rng() % v.rank] = rng() % 2 ? kHuge : -1; what += " stride"; break;
-    case 6: v.data = other; what += " aliased"; break;
-    case 7: v.device = Device::cuda; what += " cuda"; break;
-    default: v.device = static_cast<Device>(2 + rng() % 200); what += " device enum"; break;
+    case 0:
+      v = TensorView();
+      what += " absent";
+      break;
+    case 1:
+      v.data = nullptr;
+      what += " null";
+      break;
+    case 2:
+      v.dtype = random_dtype(rng);
+      what += " dtype " + std::to_string(static_cast<int>(v.dtype));
+      break;
+    case 3:
+      v.rank = rng() % 2 ? 9 : -1;
+      what += " rank";
+      break;
+    case 4:
+      if (v.rank > 0) v.shape[rng() % v.rank] = bad_size(rng);
+      what += " shape";
+      break;
+    case 5:
+      if (v.rank > 0) v.strides[rng() % v.rank] = rng() % 2 ? kHuge : -1;
+      what += " stride";
+      break;
+    case 6:
+      v.data = other;
+      what += " aliased";
+      break;
+    case 7:
+      v.device = Device::cuda;
+      what += " cuda";
+      break;
+    default:
+      v.device = static_cast<Device>(2 + rng() % 200);
+      what += " device enum";
+      break;
   }
 }
 
@@ -131,8 +158,8 @@ TEST(ArgumentFuzz, Gemm) {
     const Epilogue e = g.epilogue.kind;
     const bool bias = e == Epilogue::BIAS || e == Epilogue::RELU_BIAS || e == Epilogue::RELU_AUX_BIAS ||
                       e == Epilogue::GELU_BIAS || e == Epilogue::GELU_AUX_BIAS;
-    const bool bias_grad = e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD || e == Epilogue::BGRADA ||
-                           e == Epilogue::BGRADB;
+    const bool bias_grad =
+        e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD || e == Epilogue::BGRADA || e == Epilogue::BGRADB;
     const bool aux = e == Epilogue::RELU_AUX || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_AUX ||
                      e == Epilogue::GELU_AUX_BIAS || e == Epilogue::DGELU || e == Epilogue::DGELU_BGRAD ||
                      e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD;
@@ -148,21 +175,58 @@ TEST(ArgumentFuzz, Gemm) {
     const int mutations = static_cast<int>(rng() % 4);
     for (int i = 0; i < mutations; ++i) {
       switch (rng() % 12) {
-        case 0: g.m = bad_size(rng); what += " m"; break;
-        case 1: g.n = bad_size(rng); what += " n"; break;
-        case 2: g.k = bad_size(rng); what += " k"; break;
-        case 3: g.lda = rng() % 2 ? 0 : kHuge; what += " lda"; break;
-        case 4: g.ldd = rng() % 2 ? -1 : kHuge; what += " ldd"; break;
-        case 5: g.a_dtype = random_dtype(rng); what += " a_dtype"; break;
-        case 6: g.d_dtype = random_dtype(rng); what += " d_dtype"; break;
-        case 7: g.epilogue.kind = static_cast<Epilogue>(16 + rng() % 240); what += " epilogue"; break;
-        case 8: g.fp16_mode = static_cast<Fp16Mode>(3 + rng() % 250); what += " fp16_mode"; break;
-        case 9: g.d = const_cast<void*>(g.a); what += " d aliases a"; break;
-        case 10: g.a = nullptr; what += " a null"; break;
-        default: g.epilogue.gelu = static_cast<GeluVariant>(2 + rng() % 200); what += " gelu"; break;
+        case 0:
+          g.m = bad_size(rng);
+          what += " m";
+          break;
+        case 1:
+          g.n = bad_size(rng);
+          what += " n";
+          break;
+        case 2:
+          g.k = bad_size(rng);
+          what += " k";
+          break;
+        case 3:
+          g.lda = rng() % 2 ? 0 : kHuge;
+          what += " lda";
+          break;
+        case 4:
+          g.ldd = rng() % 2 ? -1 : kHuge;
+          what += " ldd";
+          break;
+        case 5:
+          g.a_dtype = random_dtype(rng);
+          what += " a_dtype";
+          break;
+        case 6:
+          g.d_dtype = random_dtype(rng);
+          what += " d_dtype";
+          break;
+        case 7:
+          g.epilogue.kind = static_cast<Epilogue>(16 + rng() % 240);
+          what += " epilogue";
+          break;
+        case 8:
+          g.fp16_mode = static_cast<Fp16Mode>(3 + rng() % 250);
+          what += " fp16_mode";
+          break;
+        case 9:
+          g.d = const_cast<void*>(g.a);
+          what += " d aliases a";
+          break;
+        case 10:
+          g.a = nullptr;
+          what += " a null";
+          break;
+        default:
+          g.epilogue.gelu = static_cast<GeluVariant>(2 + rng() % 200);
+          what += " gelu";
+          break;
       }
     }
-    run_one(arena, [&] { return gemm_check(g); }, [&] { gemm(g); }, what, outcome);
+    run_one(
+        arena, [&] { return gemm_check(g); }, [&] { gemm(g); }, what, outcome);
   }
   outcome.report("gemm");
 }
@@ -190,12 +254,17 @@ TEST(ArgumentFuzz, NormForwardAndBackward) {
       TensorView* views[] = {&a.x, &a.gamma, &a.beta, &a.y, &a.mean, &a.rstd};
       const int mutations = static_cast<int>(rng() % 4);
       for (int i = 0; i < mutations; ++i) {
-        if (rng() % 6 == 0) { a.normalized_rank = static_cast<int>(rng() % 4) - 1; what += " normalized_rank"; continue; }
+        if (rng() % 6 == 0) {
+          a.normalized_rank = static_cast<int>(rng() % 4) - 1;
+          what += " normalized_rank";
+          continue;
+        }
         mutate_view(*views[rng() % 6], arena.slot(static_cast<int>(rng() % 6)), rng, what);
       }
       what += " forward";
-      run_one(arena, [&] { return norm_check(kind, a); },
-              [&] { kind == NormKind::layer ? layer_norm_forward(a) : rms_norm_forward(a); }, what, outcome);
+      run_one(
+          arena, [&] { return norm_check(kind, a); },
+          [&] { kind == NormKind::layer ? layer_norm_forward(a) : rms_norm_forward(a); }, what, outcome);
     } else {
       NormBackwardArgs a;
       a.dy = TensorView(arena.slot(0), t, {rows, n});
@@ -212,8 +281,9 @@ TEST(ArgumentFuzz, NormForwardAndBackward) {
       for (int i = 0; i < mutations; ++i)
         mutate_view(*views[rng() % 8], arena.slot(static_cast<int>(rng() % 8)), rng, what);
       what += " backward";
-      run_one(arena, [&] { return norm_check(kind, a); },
-              [&] { kind == NormKind::layer ? layer_norm_backward(a) : rms_norm_backward(a); }, what, outcome);
+      run_one(
+          arena, [&] { return norm_check(kind, a); },
+          [&] { kind == NormKind::layer ? layer_norm_backward(a) : rms_norm_backward(a); }, what, outcome);
     }
   }
   outcome.report("norm");
@@ -241,11 +311,16 @@ TEST(ArgumentFuzz, LinearForwardAndBackward) {
       TensorView* views[] = {&a.x, &a.w, &a.bias, &a.y, &a.aux};
       const int mutations = static_cast<int>(rng() % 4);
       for (int i = 0; i < mutations; ++i) {
-        if (rng() % 8 == 0) { a.fp16_mode = static_cast<Fp16Mode>(3 + rng() % 250); what += " fp16_mode"; continue; }
+        if (rng() % 8 == 0) {
+          a.fp16_mode = static_cast<Fp16Mode>(3 + rng() % 250);
+          what += " fp16_mode";
+          continue;
+        }
         mutate_view(*views[rng() % 5], arena.slot(static_cast<int>(rng() % 5)), rng, what);
       }
       what += " forward";
-      run_one(arena, [&] { return linear_check(a); }, [&] { linear_forward(a); }, what, outcome);
+      run_one(
+          arena, [&] { return linear_check(a); }, [&] { linear_forward(a); }, what, outcome);
     } else {
       LinearBackwardArgs a;
       a.dy = TensorView(arena.slot(0), t, {batch, out});
@@ -265,7 +340,8 @@ TEST(ArgumentFuzz, LinearForwardAndBackward) {
       for (int i = 0; i < mutations; ++i)
         mutate_view(*views[rng() % 8], arena.slot(static_cast<int>(rng() % 8)), rng, what);
       what += " backward";
-      run_one(arena, [&] { return linear_check(a); }, [&] { linear_backward(a); }, what, outcome);
+      run_one(
+          arena, [&] { return linear_check(a); }, [&] { linear_backward(a); }, what, outcome);
     }
   }
   outcome.report("linear");
@@ -286,7 +362,8 @@ TEST(ArgumentFuzz, Convert) {
     const int mutations = static_cast<int>(rng() % 4);
     for (int i = 0; i < mutations; ++i)
       mutate_view(rng() % 2 ? src : dst, arena.slot(static_cast<int>(rng() % 2)), rng, what);
-    run_one(arena, [&] { return convert_check(src, dst); }, [&] { convert(src, dst); }, what, outcome);
+    run_one(
+        arena, [&] { return convert_check(src, dst); }, [&] { convert(src, dst); }, what, outcome);
   }
   outcome.report("convert");
 }

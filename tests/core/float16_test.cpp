@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "ampkit/ops/convert.hpp"
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/float16.hpp"
+#include "ampkit/ops/convert.hpp"
 #include "ops/convert/convert_kernels.hpp"
 #include "support/test_support.hpp"
 
@@ -22,9 +22,12 @@ namespace {
 double decode_half(std::uint16_t h) {
   const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   double magnitude;
-  if (exponent == 0x1f) magnitude = mantissa ? std::nan("") : INFINITY;
-  else if (exponent == 0) magnitude = std::ldexp(mantissa, -24);
-  else magnitude = std::ldexp(1024 + mantissa, exponent - 25);
+  if (exponent == 0x1f)
+    magnitude = mantissa ? std::nan("") : INFINITY;
+  else if (exponent == 0)
+    magnitude = std::ldexp(mantissa, -24);
+  else
+    magnitude = std::ldexp(1024 + mantissa, exponent - 25);
   return sign ? -magnitude : magnitude;
 }
 
@@ -60,9 +63,9 @@ TEST(Float16, Bf16ToFloatIsExactOnAllPatterns) {
 
 TEST(Float16, HalfNarrowingEdgeCases) {
   // Ties between two fp16 neighbours go to the even mantissa.
-  EXPECT_EQ(float_to_half_bits(1.0f + 0x1p-11f), 0x3c00);            // 1 + half ulp -> 1
-  EXPECT_EQ(float_to_half_bits(1.0f + 3 * 0x1p-11f), 0x3c02);        // 1 + 1.5 ulp -> 1 + 2 ulp
-  EXPECT_EQ(float_to_half_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); // above the tie -> up
+  EXPECT_EQ(float_to_half_bits(1.0f + 0x1p-11f), 0x3c00);             // 1 + half ulp -> 1
+  EXPECT_EQ(float_to_half_bits(1.0f + 3 * 0x1p-11f), 0x3c02);         // 1 + 1.5 ulp -> 1 + 2 ulp
+  EXPECT_EQ(float_to_half_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie -> up
   // Largest finite, overflow and the tie at 65520.
   EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
   EXPECT_EQ(float_to_half_bits(65519.996f), 0x7bff);
@@ -87,12 +90,12 @@ TEST(Float16, HalfNarrowingEdgeCases) {
 }
 
 TEST(Float16, Bf16NarrowingEdgeCases) {
-  EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f), 0x3f80);            // tie -> even
-  EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3f82);        // tie -> even (up)
+  EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f), 0x3f80);      // tie -> even
+  EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3f82);  // tie -> even (up)
   EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
   EXPECT_EQ(float_to_bf16_bits(std::numeric_limits<float>::max()), 0x7f80);  // rounds to Inf
-  EXPECT_EQ(float_to_bf16_bits(0x1p-133f), 0x0001);                 // subnormal, exact
-  EXPECT_EQ(float_to_bf16_bits(0x1.8p-133f), 0x0002);               // subnormal tie -> even
+  EXPECT_EQ(float_to_bf16_bits(0x1p-133f), 0x0001);                          // subnormal, exact
+  EXPECT_EQ(float_to_bf16_bits(0x1.8p-133f), 0x0002);                        // subnormal tie -> even
   EXPECT_EQ(float_to_bf16_bits(std::numeric_limits<float>::denorm_min()), 0x0000);
   EXPECT_EQ(float_to_bf16_bits(-INFINITY), 0xff80);
   EXPECT_EQ(float_to_bf16_bits(std::numeric_limits<float>::signaling_NaN()) & 0x7fc0, 0x7fc0);
@@ -106,16 +109,15 @@ std::vector<float> conversion_inputs(std::uint64_t seed) {
   for (int i = 0; i < 200000; ++i) {
     auto u = static_cast<std::uint32_t>(rng());
     if (i % 4 == 1) u = (u & 0x80000000u) | ((u & 0x3fffffffu) % 0x0f000000u + 0x30000000u);  // fp16 range
-    if (i % 4 == 2) u = (u & 0xffff8000u) | (i % 8 == 2 ? 0x8000u : 0x1000u);  // ties
-    if (i % 16 == 3) u &= 0x807fffffu;  // float subnormals
+    if (i % 4 == 2) u = (u & 0xffff8000u) | (i % 8 == 2 ? 0x8000u : 0x1000u);                 // ties
+    if (i % 16 == 3) u &= 0x807fffffu;                                                        // float subnormals
     float f;
     std::memcpy(&f, &u, 4);
     v.push_back(f);
   }
-  for (float f : {0.0f, -0.0f, 65504.0f, 65520.0f, 65536.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f,
-                  INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(),
-                  std::numeric_limits<float>::signaling_NaN(), std::numeric_limits<float>::max(),
-                  std::numeric_limits<float>::denorm_min()})
+  for (float f : {0.0f, -0.0f, 65504.0f, 65520.0f, 65536.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f, INFINITY, -INFINITY,
+                  std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::signaling_NaN(),
+                  std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()})
     v.push_back(f);
   return v;
 }
@@ -138,8 +140,8 @@ TEST(Convert, EveryKernelMatchesTheReferenceBitForBit) {
     ++tested;
     for (DType narrow : {DType::bf16, DType::f16}) {
       // Every length 0..40 checks the masked/partial tails, then the whole array.
-      for (std::int64_t len : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{15},
-                               std::int64_t{16}, std::int64_t{17}, std::int64_t{33}, n}) {
+      for (std::int64_t len : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{15}, std::int64_t{16},
+                               std::int64_t{17}, std::int64_t{33}, n}) {
         std::vector<std::uint16_t> expected(static_cast<std::size_t>(len) + 1, 0xdead),
             got(static_cast<std::size_t>(len) + 1, 0xdead);
         cpu::convert_ref(input.data(), DType::f32, expected.data(), narrow, len);

@@ -24,9 +24,8 @@ std::atomic<std::int64_t> g_allocations{0};
 void* counted_allocate(std::size_t size, std::size_t align) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
   if (size == 0) size = 1;
-  void* p = align > alignof(std::max_align_t)
-                ? std::aligned_alloc(align, (size + align - 1) / align * align)
-                : std::malloc(size);
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (size + align - 1) / align * align)
+                                              : std::malloc(size);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
@@ -35,9 +34,7 @@ void* counted_allocate(std::size_t size, std::size_t align) {
 
 void* operator new(std::size_t size) { return counted_allocate(size, 0); }
 void* operator new[](std::size_t size) { return counted_allocate(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) {
-  return counted_allocate(size, static_cast<std::size_t>(a));
-}
+void* operator new(std::size_t size, std::align_val_t a) { return counted_allocate(size, static_cast<std::size_t>(a)); }
 void* operator new[](std::size_t size, std::align_val_t a) {
   return counted_allocate(size, static_cast<std::size_t>(a));
 }
@@ -88,9 +85,9 @@ TEST(NoAllocation, NormCalls) {
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
     const std::int64_t rows = 64, n = 96;  // enough rows for the dgamma block partials
-    Buffer x(DType::bf16, rows * n), y(DType::bf16, rows * n), dy(DType::bf16, rows * n),
-        dx(DType::bf16, rows * n), gamma(DType::f32, n), beta(DType::f32, n),
-        dgamma(DType::f32, n), dbeta(DType::f32, n), mean(DType::f32, rows), rstd(DType::f32, rows);
+    Buffer x(DType::bf16, rows * n), y(DType::bf16, rows * n), dy(DType::bf16, rows * n), dx(DType::bf16, rows * n),
+        gamma(DType::f32, n), beta(DType::f32, n), dgamma(DType::f32, n), dbeta(DType::f32, n), mean(DType::f32, rows),
+        rstd(DType::f32, rows);
     std::mt19937_64 rng(1);
     for (Buffer* b : {&x, &dy, &gamma, &beta}) b->fill_normal(rng, 0.0, 1.0);
     NormForwardArgs f;
@@ -110,9 +107,11 @@ TEST(NoAllocation, NormCalls) {
     b.dgamma = TensorView(dgamma.data(), DType::f32, {n});
     b.dbeta = TensorView(dbeta.data(), DType::f32, {n});
     EXPECT_EQ(allocations_after_warm_up([&] {
-      layer_norm_forward(f);
-      layer_norm_backward(b);
-    }), 0) << isa_name(isa);
+                layer_norm_forward(f);
+                layer_norm_backward(b);
+              }),
+              0)
+        << isa_name(isa);
   }
 }
 
@@ -123,10 +122,9 @@ TEST(NoAllocation, LinearCalls) {
     if (isa == Isa::ref) continue;
     testing::IsaScope scope(isa);
     const std::int64_t batch = 8, in = 24, out = 16;
-    Buffer x(DType::bf16, batch * in), w(DType::bf16, out * in), bias(DType::f32, out),
-        y(DType::bf16, batch * out), aux(DType::f32, batch * out), dy(DType::bf16, batch * out),
-        dx(DType::bf16, batch * in), dw(DType::f32, out * in), db(DType::f32, out),
-        below_aux(DType::f32, batch * in), below_db(DType::f32, in);
+    Buffer x(DType::bf16, batch * in), w(DType::bf16, out * in), bias(DType::f32, out), y(DType::bf16, batch * out),
+        aux(DType::f32, batch * out), dy(DType::bf16, batch * out), dx(DType::bf16, batch * in),
+        dw(DType::f32, out * in), db(DType::f32, out), below_aux(DType::f32, batch * in), below_db(DType::f32, in);
     std::mt19937_64 rng(2);
     for (Buffer* v : {&x, &w, &bias, &dy, &below_aux}) v->fill_normal(rng, 0.0, 1.0);
     LinearForwardArgs f;
@@ -150,10 +148,12 @@ TEST(NoAllocation, LinearCalls) {
     db_alone.dy = g.dy;
     db_alone.db = g.db;
     EXPECT_EQ(allocations_after_warm_up([&] {
-      linear_forward(f);
-      linear_backward(g);
-      linear_backward(db_alone);
-    }), 0) << isa_name(isa);
+                linear_forward(f);
+                linear_backward(g);
+                linear_backward(db_alone);
+              }),
+              0)
+        << isa_name(isa);
   }
 }
 
@@ -163,11 +163,11 @@ TEST(NoAllocation, ConvertCalls) {
   src.fill_normal(rng, 0.0, 1.0);
   const TensorView s(src.data(), DType::f32, {10, 100}), d(dst.data(), DType::bf16, {10, 100});
   EXPECT_EQ(allocations_after_warm_up([&] {
-    convert(s, d);
-    convert(src.data(), DType::f32, dst.data(), DType::bf16, 1000);
-  }), 0);
+              convert(s, d);
+              convert(src.data(), DType::f32, dst.data(), DType::bf16, 1000);
+            }),
+            0);
 }
-
 
 // 10^5 small GEMMs after one warm-up call: no operator new, and the workspace neither grows nor
 // is reallocated; release_gemm_workspace gives it back and the next call takes it again.
@@ -200,7 +200,6 @@ TEST(NoAllocation, GemmSmallCallsAndWorkspaceRelease) {
   }
 }
 
-
 // A training step of a small GPT (graph executor, optimizer, clipping) after warm-up.
 TEST(NoAllocation, TrainerStep) {
   // The GEMM reference (AMPKIT_ISA=ref) keeps its operands in fresh double vectors.
@@ -211,7 +210,8 @@ TEST(NoAllocation, TrainerStep) {
   config.batch = 2, config.compute = DType::bf16, config.clip_norm = 1.0f, config.seed = 1;
   graph::Trainer trainer = graph::Trainer::gpt(model, config);
   std::vector<std::int32_t> tokens(16), targets(16);
-  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::int32_t>(i % 17), targets[i] = static_cast<std::int32_t>((i * 5) % 17);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = static_cast<std::int32_t>(i % 17), targets[i] = static_cast<std::int32_t>((i * 5) % 17);
   trainer.step(tokens, targets);
   EXPECT_EQ(allocations_after_warm_up([&] { trainer.step(tokens, targets); }, 20), 0);
 }

@@ -62,7 +62,8 @@ TEST(CudaBadInput, GemmRejectsHostMemoryAndBadDevices) {
   ErrorKind kind = ErrorKind::internal;
   std::string m = error_of([&] { gemm(small_gemm(host.data(), b.get(), d.get())); }, &kind);
   EXPECT_TRUE(contains(m, "gemm: a must be device memory of cuda:0 (args.device), but it is host memory") &&
-              kind == ErrorKind::invalid_argument) << m;
+              kind == ErrorKind::invalid_argument)
+      << m;
   m = error_of([&] { gemm(small_gemm(a.get(), b.get(), host.data())); });
   EXPECT_TRUE(contains(m, "gemm: d must be device memory of cuda:0")) << m;
   GemmArgs bad_index = small_gemm(a.get(), b.get(), d.get());
@@ -75,7 +76,8 @@ TEST(CudaBadInput, GemmRejectsHostMemoryAndBadDevices) {
   m = error_of([&] { gemm(bad_ld); });
   EXPECT_TRUE(contains(m, "gemm: lda (2) must be >= max(1, m) (4)")) << m;
   const HostArray after = d.to_host(DType::f32);
-  for (std::int64_t i = 0; i < 16; ++i) EXPECT_TRUE(after.bytes[static_cast<std::size_t>(i)] == 0x11) << "D was written";
+  for (std::int64_t i = 0; i < 16; ++i)
+    EXPECT_TRUE(after.bytes[static_cast<std::size_t>(i)] == 0x11) << "D was written";
   EXPECT_TRUE(std::string(gemm_kernel_name(small_gemm(a.get(), b.get(), d.get()))) == "gemm_cublaslt_fused_cuda");
   GemmArgs erf = small_gemm(a.get(), b.get(), d.get());
   erf.epilogue.kind = Epilogue::GELU;
@@ -92,17 +94,22 @@ TEST(CudaBadInput, NormRejectsMixedDevicesAndHostPointers) {
   f.y = TensorView(host.data(), DType::f32, {2, 4});
   ErrorKind kind = ErrorKind::internal;
   std::string m = error_of([&] { layer_norm_forward(f); }, &kind);
-  EXPECT_TRUE(contains(m, "layer_norm_forward: y is in cpu memory, but x is in cuda:0 memory: every operand of one call must be on one device") &&
-              kind == ErrorKind::invalid_argument) << m;
+  EXPECT_TRUE(contains(m,
+                       "layer_norm_forward: y is in cpu memory, but x is in cuda:0 memory: every operand of one call "
+                       "must be on one device") &&
+              kind == ErrorKind::invalid_argument)
+      << m;
   f.y = TensorView(host.data(), DType::f32, {2, 4}, Device::cuda);
   m = error_of([&] { layer_norm_forward(f); });
-  EXPECT_TRUE(contains(m, "y must point to device memory of cuda:0 (its view says so), but it points to host memory")) << m;
+  EXPECT_TRUE(contains(m, "y must point to device memory of cuda:0 (its view says so), but it points to host memory"))
+      << m;
   f.y = TensorView(y.get(), DType::f32, {2, 4}, Device::cuda);
   f.y.device_index = 5;
   m = error_of([&] { layer_norm_forward(f); });
   EXPECT_TRUE(contains(m, "y is on cuda:5, but this machine has")) << m;
   f.y.device_index = 0;
-  EXPECT_TRUE(std::string(norm_kernel_name(NormKind::layer, f)) == "layer_norm_fwd_cuda") << norm_kernel_name(NormKind::layer, f);
+  EXPECT_TRUE(std::string(norm_kernel_name(NormKind::layer, f)) == "layer_norm_fwd_cuda")
+      << norm_kernel_name(NormKind::layer, f);
   const HostArray after = y.to_host(DType::f32);
   for (std::size_t i = 0; i < after.bytes.size(); ++i) EXPECT_TRUE(after.bytes[i] == 0x22) << "y was written";
 }

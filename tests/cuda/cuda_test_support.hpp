@@ -23,9 +23,9 @@
 #include "core/element.hpp"
 
 /// Skips the test, saying why, when no CUDA device can run ampkit's kernels here.
-#define AMPKIT_REQUIRE_GPU()                                                       \
-  if (::ampkit::cuda_device_count() > 0) {                                         \
-  } else                                                                           \
+#define AMPKIT_REQUIRE_GPU()               \
+  if (::ampkit::cuda_device_count() > 0) { \
+  } else                                   \
     GTEST_SKIP() << "no usable CUDA device: " << ::ampkit::cuda_unavailable_reason()
 
 namespace ampkit::cuda_test {
@@ -51,7 +51,8 @@ struct HostArray {
 
 /// Uniform values in [lo, hi] rounded to the array's dtype; with `subnormals`, about 1 in 16
 /// f16 elements is an f16 subnormal (the fp16 modes' inputs).
-inline void fill_random(HostArray& a, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f, bool subnormals = false) {
+inline void fill_random(HostArray& a, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f,
+                        bool subnormals = false) {
   std::uniform_real_distribution<float> u(lo, hi);
   for (std::int64_t i = 0; i < a.size(); ++i) {
     float v = u(rng);
@@ -96,8 +97,6 @@ class DeviceArray {
 };
 
 /// The unit roundoff of a dtype (2^-24, 2^-8, 2^-11).
-inline double unit_roundoff(DType t) {
-  return t == DType::f32 ? 0x1p-24 : t == DType::bf16 ? 0x1p-8 : 0x1p-11;
-}
+inline double unit_roundoff(DType t) { return t == DType::f32 ? 0x1p-24 : t == DType::bf16 ? 0x1p-8 : 0x1p-11; }
 
 }  // namespace ampkit::cuda_test

@@ -26,15 +26,14 @@ struct Shape {
 };
 
 constexpr Shape kShapes[] = {{1, 1, 1}, {17, 13, 5}, {64, 48, 33}, {129, 67, 130}, {6, 5, 0}};
-constexpr Epilogue kEpilogues[] = {
-    Epilogue::DEFAULT, Epilogue::BIAS,     Epilogue::RELU,        Epilogue::RELU_BIAS,
-    Epilogue::RELU_AUX, Epilogue::RELU_AUX_BIAS, Epilogue::GELU,  Epilogue::GELU_BIAS,
-    Epilogue::GELU_AUX, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU, Epilogue::DGELU_BGRAD,
-    Epilogue::DRELU,   Epilogue::DRELU_BGRAD, Epilogue::BGRADA,   Epilogue::BGRADB};
+constexpr Epilogue kEpilogues[] = {Epilogue::DEFAULT,  Epilogue::BIAS,          Epilogue::RELU,   Epilogue::RELU_BIAS,
+                                   Epilogue::RELU_AUX, Epilogue::RELU_AUX_BIAS, Epilogue::GELU,   Epilogue::GELU_BIAS,
+                                   Epilogue::GELU_AUX, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU,  Epilogue::DGELU_BGRAD,
+                                   Epilogue::DRELU,    Epilogue::DRELU_BGRAD,   Epilogue::BGRADA, Epilogue::BGRADB};
 
 bool has_bias(Epilogue e) {
-  return e == Epilogue::BIAS || e == Epilogue::RELU_BIAS || e == Epilogue::RELU_AUX_BIAS ||
-         e == Epilogue::GELU_BIAS || e == Epilogue::GELU_AUX_BIAS;
+  return e == Epilogue::BIAS || e == Epilogue::RELU_BIAS || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_BIAS ||
+         e == Epilogue::GELU_AUX_BIAS;
 }
 bool aux_out(Epilogue e) {
   return e == Epilogue::RELU_AUX || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_AUX ||
@@ -128,8 +127,8 @@ struct Outputs {
 Outputs run_cpu(const Problem& p) {
   Outputs o{p.d, p.aux, p.bias_grad, {}};
   HostArray a = p.a, b = p.b, c = p.c, bias = p.bias;
-  const GemmArgs g = with_buffers(p.args, a.data(), b.data(), c.data(), o.d.data(), bias.data(),
-                                  o.aux.data(), o.bias_grad.data());
+  const GemmArgs g =
+      with_buffers(p.args, a.data(), b.data(), c.data(), o.d.data(), bias.data(), o.aux.data(), o.bias_grad.data());
   gemm(g, &o.report);
   return o;
 }
@@ -181,7 +180,8 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
   const std::string where = std::string(mix.name) + " " + (op_a == Op::N ? "N" : "T") + (op_b == Op::N ? "N" : "T") +
                             " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
                             " epilogue " + std::to_string(static_cast<int>(e)) + " alpha=" + std::to_string(alpha) +
-                            " beta=" + std::to_string(beta) + " seed=" + std::to_string(seed) + " kernel " + got.report.kernel;
+                            " beta=" + std::to_string(beta) + " seed=" + std::to_string(seed) + " kernel " +
+                            got.report.kernel;
   int bad = 0;
   if (!same_bits(got.d, again.d) || !same_bits(got.aux, again.aux) || !same_bits(got.bias_grad, again.bias_grad)) {
     ADD_FAILURE() << where << ": two runs gave different bits";
@@ -221,7 +221,7 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
         double sum_abs = 0.0;
         for (std::int64_t kk = 0; kk < g.k; ++kk)
           sum_abs += e == Epilogue::BGRADA ? std::fabs(p.a.get(g.op_a == Op::N ? r + kk * g.lda : kk + r * g.lda))
-                                     : std::fabs(p.b.get(g.op_b == Op::N ? kk + r * g.ldb : r + kk * g.ldb));
+                                           : std::fabs(p.b.get(g.op_b == Op::N ? kk + r * g.ldb : r + kk * g.ldb));
         bound += static_cast<double>(g.k + 2) * 0x1p-23 * sum_abs;
       } else {
         // Each summand's own error, then the fp32 summation over n (values up to 1.2 scale).
@@ -235,8 +235,8 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
   if (got.report.fp16_subnormal_inputs != want.report.fp16_subnormal_inputs ||
       got.report.fp16_subnormal_outputs != want.report.fp16_subnormal_outputs) {
     ADD_FAILURE() << where << ": fp16 counters (inputs, outputs) (" << got.report.fp16_subnormal_inputs << ", "
-                  << got.report.fp16_subnormal_outputs << "), but the CPU counted (" << want.report.fp16_subnormal_inputs
-                  << ", " << want.report.fp16_subnormal_outputs << ")";
+                  << got.report.fp16_subnormal_outputs << "), but the CPU counted ("
+                  << want.report.fp16_subnormal_inputs << ", " << want.report.fp16_subnormal_outputs << ")";
     ++bad;
   }
   return bad;
@@ -257,17 +257,50 @@ void check_mix(const Mix& mix) {
 
 }  // namespace
 
-TEST(CudaGemm, F32) { AMPKIT_REQUIRE_GPU(); check_mix({"f32", DType::f32, DType::f32, DType::f32, DType::f32, Fp16Mode::exact}); }
-TEST(CudaGemm, Bf16) { AMPKIT_REQUIRE_GPU(); check_mix({"bf16", DType::bf16, DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact}); }
-TEST(CudaGemm, Bf16InF32Out) { AMPKIT_REQUIRE_GPU(); check_mix({"bf16->f32", DType::bf16, DType::bf16, DType::f32, DType::f32, Fp16Mode::exact}); }
-TEST(CudaGemm, Bf16WithF32BiasAndAux) { AMPKIT_REQUIRE_GPU(); check_mix({"bf16+f32 vec", DType::bf16, DType::bf16, DType::bf16, DType::f32, Fp16Mode::exact}); }
-TEST(CudaGemm, F16Exact) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 exact", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::exact}); }
-TEST(CudaGemm, F16Alt) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 alt", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::alt}); }
-TEST(CudaGemm, F16Flush) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 flush", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::flush}); }
-TEST(CudaGemm, F16AltF32Out) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 alt->f32", DType::f16, DType::f16, DType::f32, DType::f32, Fp16Mode::alt}); }
-TEST(CudaGemm, MixedBf16F32) { AMPKIT_REQUIRE_GPU(); check_mix({"bf16 x f32", DType::bf16, DType::f32, DType::f32, DType::f32, Fp16Mode::exact}); }
-TEST(CudaGemm, MixedF16Bf16Alt) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 x bf16 alt", DType::f16, DType::bf16, DType::bf16, DType::bf16, Fp16Mode::alt}); }
-TEST(CudaGemm, MixedF16F32Flush) { AMPKIT_REQUIRE_GPU(); check_mix({"f16 x f32 flush", DType::f16, DType::f32, DType::f16, DType::f32, Fp16Mode::flush}); }
+TEST(CudaGemm, F32) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f32", DType::f32, DType::f32, DType::f32, DType::f32, Fp16Mode::exact});
+}
+TEST(CudaGemm, Bf16) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"bf16", DType::bf16, DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact});
+}
+TEST(CudaGemm, Bf16InF32Out) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"bf16->f32", DType::bf16, DType::bf16, DType::f32, DType::f32, Fp16Mode::exact});
+}
+TEST(CudaGemm, Bf16WithF32BiasAndAux) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"bf16+f32 vec", DType::bf16, DType::bf16, DType::bf16, DType::f32, Fp16Mode::exact});
+}
+TEST(CudaGemm, F16Exact) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 exact", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::exact});
+}
+TEST(CudaGemm, F16Alt) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 alt", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::alt});
+}
+TEST(CudaGemm, F16Flush) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 flush", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::flush});
+}
+TEST(CudaGemm, F16AltF32Out) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 alt->f32", DType::f16, DType::f16, DType::f32, DType::f32, Fp16Mode::alt});
+}
+TEST(CudaGemm, MixedBf16F32) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"bf16 x f32", DType::bf16, DType::f32, DType::f32, DType::f32, Fp16Mode::exact});
+}
+TEST(CudaGemm, MixedF16Bf16Alt) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 x bf16 alt", DType::f16, DType::bf16, DType::bf16, DType::bf16, Fp16Mode::alt});
+}
+TEST(CudaGemm, MixedF16F32Flush) {
+  AMPKIT_REQUIRE_GPU();
+  check_mix({"f16 x f32 flush", DType::f16, DType::f32, DType::f16, DType::f32, Fp16Mode::flush});
+}
 
 // Large problems against the CPU: the fused path (bf16 DEFAULT, f16 GELU_AUX_BIAS) and ampkit's
 // epilogue (bf16 GELU_AUX_BIAS: cuBLASLt rounds a bf16 D before its epilogue).

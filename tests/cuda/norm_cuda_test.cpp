@@ -53,7 +53,9 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
   int bad = 0;
   const auto report = [&](const char* what, std::int64_t i, double got, double want, double bound) {
     if (within(got, want, bound)) return;
-    if (++bad <= 3) ADD_FAILURE() << where << ": " << what << "[" << i << "] = " << got << ", want " << want << " (bound " << bound << ")";
+    if (++bad <= 3)
+      ADD_FAILURE() << where << ": " << what << "[" << i << "] = " << got << ", want " << want << " (bound " << bound
+                    << ")";
   };
 
   // Forward on the CPU and twice on the GPU.
@@ -165,7 +167,8 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
   const double up = unit_roundoff(mix.p), sum_tol = static_cast<double>(rows + 2) * 0x1p-23 + 2e-6;
   for (std::int64_t j = 0; j < n; ++j) {
     const auto jj = static_cast<std::size_t>(j);
-    const double acc_g = accumulate ? std::fabs(dgamma.get(j)) : 0.0, acc_b = accumulate ? std::fabs(dbeta.get(j)) : 0.0;
+    const double acc_g = accumulate ? std::fabs(dgamma.get(j)) : 0.0,
+                 acc_b = accumulate ? std::fabs(dbeta.get(j)) : 0.0;
     if (want_dgamma)
       report("dgamma", j, dgamma_gpu[0].get(j), dgamma_cpu.get(j),
              2.0 * up * std::fabs(dgamma_cpu.get(j)) + sum_tol * (sum_dyxh[jj] + acc_g) + 1e-7);
@@ -189,11 +192,26 @@ void check_norm_mix(const NormMix& mix) {
 
 }  // namespace
 
-TEST(CudaNorm, F32) { AMPKIT_REQUIRE_GPU(); check_norm_mix({"f32", DType::f32, DType::f32}); }
-TEST(CudaNorm, Bf16) { AMPKIT_REQUIRE_GPU(); check_norm_mix({"bf16", DType::bf16, DType::bf16}); }
-TEST(CudaNorm, F16) { AMPKIT_REQUIRE_GPU(); check_norm_mix({"f16", DType::f16, DType::f16}); }
-TEST(CudaNorm, Bf16WithF32Params) { AMPKIT_REQUIRE_GPU(); check_norm_mix({"bf16/f32", DType::bf16, DType::f32}); }
-TEST(CudaNorm, F16WithF32Params) { AMPKIT_REQUIRE_GPU(); check_norm_mix({"f16/f32", DType::f16, DType::f32}); }
+TEST(CudaNorm, F32) {
+  AMPKIT_REQUIRE_GPU();
+  check_norm_mix({"f32", DType::f32, DType::f32});
+}
+TEST(CudaNorm, Bf16) {
+  AMPKIT_REQUIRE_GPU();
+  check_norm_mix({"bf16", DType::bf16, DType::bf16});
+}
+TEST(CudaNorm, F16) {
+  AMPKIT_REQUIRE_GPU();
+  check_norm_mix({"f16", DType::f16, DType::f16});
+}
+TEST(CudaNorm, Bf16WithF32Params) {
+  AMPKIT_REQUIRE_GPU();
+  check_norm_mix({"bf16/f32", DType::bf16, DType::f32});
+}
+TEST(CudaNorm, F16WithF32Params) {
+  AMPKIT_REQUIRE_GPU();
+  check_norm_mix({"f16/f32", DType::f16, DType::f32});
+}
 
 // rows = 0: dgamma/dbeta are sums over no rows: 0, or unchanged when accumulating.
 TEST(CudaNorm, NoRowsZeroesOrKeepsTheParameterGradients) {

@@ -20,8 +20,8 @@ using testing::TrainGraph;
 struct Case {
   Graph g;
   ValueId loss = kNoValue;
-  std::vector<ValueId> wrt;     // inputs differentiated too
-  std::vector<ValueId> checked; // values whose gradients are compared
+  std::vector<ValueId> wrt;      // inputs differentiated too
+  std::vector<ValueId> checked;  // values whose gradients are compared
 };
 
 TrainGraph make(Case& c, bool fuse, std::int32_t classes, std::uint64_t seed, double scale = 1.0) {

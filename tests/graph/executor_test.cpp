@@ -38,8 +38,8 @@ Mlp mlp(DType compute, int layers, std::int64_t rows = 9) {
   std::int64_t width = 12;
   for (int l = 0; l < layers; ++l) {
     const std::string p = "fc" + std::to_string(l);
-    h = b.gelu(b.linear(h, b.parameter(p + ".w", {16, width}), b.parameter(p + ".b", {16}), p),
-               GeluVariant::tanh, p + ".act");
+    h = b.gelu(b.linear(h, b.parameter(p + ".w", {16, width}), b.parameter(p + ".b", {16}), p), GeluVariant::tanh,
+               p + ".act");
     width = 16;
   }
   m.loss = b.softmax_cross_entropy(b.linear(h, b.parameter("out.w", {5, width}), kNoValue, "out"), targets, "ce");
@@ -66,8 +66,8 @@ TEST(GraphExecutor, PlanNeverOverlapsLiveValuesAndReusesMemory) {
       for (ValueId b : placed) {
         const auto ub = static_cast<std::size_t>(b);
         if (a >= b || p.first[ua] > p.last[ub] || p.first[ub] > p.last[ua]) continue;
-        const bool disjoint = p.offset[ua] + g.value(a).bytes() <= p.offset[ub] ||
-                              p.offset[ub] + g.value(b).bytes() <= p.offset[ua];
+        const bool disjoint =
+            p.offset[ua] + g.value(a).bytes() <= p.offset[ub] || p.offset[ub] + g.value(b).bytes() <= p.offset[ua];
         EXPECT_TRUE(disjoint) << g.value(a).name << " and " << g.value(b).name << " are live together";
       }
     }
@@ -227,7 +227,8 @@ TEST(GraphExecutor, BindAndRunErrorsNameTheValueAndTheNode) {
     ADD_FAILURE() << "no error";
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("node 0 (Linear 'fc0') reads %3 'fc0.w', which is not bound"),
-              std::string::npos) << err.what();
+              std::string::npos)
+        << err.what();
   }
   try {
     e.run(3, 1);

@@ -39,8 +39,8 @@ Vec linear(const Vec& x, const Vec& w, const Vec& b, int64_t rows, int64_t in, i
 }
 
 // Gradients of linear: dx = dy w; dw += dyᵀ x; db += column sums of dy (db empty: no bias).
-Vec linear_backward(const Vec& dy, const Vec& x, const Vec& w, Vec& dw, Vec* db, int64_t rows,
-                    int64_t in, int64_t out) {
+Vec linear_backward(const Vec& dy, const Vec& x, const Vec& w, Vec& dw, Vec* db, int64_t rows, int64_t in,
+                    int64_t out) {
   Vec dx(at(rows * in), 0.0);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t o = 0; o < out; ++o) {
@@ -89,8 +89,7 @@ struct LayerNorm {
         m2 += dxh * xhat[at(r * n + i)] / static_cast<double>(n);
       }
       for (int64_t i = 0; i < n; ++i)
-        dx[at(r * n + i)] =
-            rstd[at(r)] * (dy[at(r * n + i)] * g[at(i)] - m1 - xhat[at(r * n + i)] * m2);
+        dx[at(r * n + i)] = rstd[at(r)] * (dy[at(r * n + i)] * g[at(i)] - m1 - xhat[at(r * n + i)] * m2);
     }
     return dx;
   }
@@ -123,8 +122,8 @@ struct ReferenceGpt {
   // cancels between steps; rounding errors scale with these, not with buf and p - p0.
   std::map<std::string, Vec> buf_size, moved;
 
-  double step(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& y, double lr,
-              double momentum, double wd) {
+  double step(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& y, double lr, double momentum,
+              double wd) {
     const auto N = static_cast<int64_t>(ids.size()), B = N / T, hd = D / H;
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
     std::map<std::string, Vec> g;
@@ -134,17 +133,14 @@ struct ReferenceGpt {
     Vec x0(at(N * D));
     for (int64_t r = 0; r < N; ++r)
       for (int64_t i = 0; i < D; ++i)
-        x0[at(r * D + i)] =
-            p["tok_emb"][at(ids[at(r)] * D + i)] + p["pos_emb"][at((r % T) * D + i)];
+        x0[at(r * D + i)] = p["tok_emb"][at(ids[at(r)] * D + i)] + p["pos_emb"][at((r % T) * D + i)];
     LayerNorm ln1, ln2, lnf;
     const Vec n1 = ln1.forward(x0, p["h0.ln1.g"], p["h0.ln1.b"], N, D, eps);
     const Vec qkv = linear(n1, p["h0.attn.qkv.w"], p["h0.attn.qkv.b"], N, D, 3 * D);
     // q, k, v of row r, head h, element e.
     auto q = [&](int64_t r, int64_t h, int64_t e) { return qkv[at(r * 3 * D + h * hd + e)]; };
     auto k = [&](int64_t r, int64_t h, int64_t e) { return qkv[at(r * 3 * D + D + h * hd + e)]; };
-    auto v = [&](int64_t r, int64_t h, int64_t e) {
-      return qkv[at(r * 3 * D + 2 * D + h * hd + e)];
-    };
+    auto v = [&](int64_t r, int64_t h, int64_t e) { return qkv[at(r * 3 * D + 2 * D + h * hd + e)]; };
     Vec prob(at(B * H * T * T), 0.0);  // P[b, h, i, j], zero for j > i
     auto P = [&](int64_t b, int64_t h, int64_t i, int64_t j) -> double& {
       return prob[at(((b * H + h) * T + i) * T + j)];
@@ -164,8 +160,7 @@ struct ReferenceGpt {
           for (int64_t j = 0; j <= i; ++j) sum += (P(b, h, i, j) = std::exp(P(b, h, i, j) - mx));
           for (int64_t j = 0; j <= i; ++j) P(b, h, i, j) /= sum;
           for (int64_t e = 0; e < hd; ++e)
-            for (int64_t j = 0; j <= i; ++j)
-              a[at((b * T + i) * D + h * hd + e)] += P(b, h, i, j) * v(b * T + j, h, e);
+            for (int64_t j = 0; j <= i; ++j) a[at((b * T + i) * D + h * hd + e)] += P(b, h, i, j) * v(b * T + j, h, e);
         }
     const Vec proj = linear(a, p["h0.attn.proj.w"], p["h0.attn.proj.b"], N, D, D);
     Vec x1(at(N * D));
@@ -190,24 +185,20 @@ struct ReferenceGpt {
       const double lse = mx + std::log(se);
       loss += lse - z[at(r * V + y[at(r)])];
       for (int64_t c = 0; c < V; ++c)
-        dz[at(r * V + c)] = (std::exp(z[at(r * V + c)] - lse) - (c == y[at(r)] ? 1.0 : 0.0)) /
-                            static_cast<double>(N);
+        dz[at(r * V + c)] = (std::exp(z[at(r * V + c)] - lse) - (c == y[at(r)] ? 1.0 : 0.0)) / static_cast<double>(N);
     }
 
     // Backward, in reverse: head, LN_f, the MLP branch and its residual, the attention branch
     // and its residual, LN1, the embeddings.
     const Vec dnf = linear_backward(dz, nf, p["head.w"], g["head.w"], nullptr, N, D, V);
     const Vec dx2 = lnf.backward(dnf, p["ln_f.g"], g["ln_f.g"], g["ln_f.b"], N, D);
-    const Vec dm =
-        linear_backward(dx2, m, p["h0.mlp.fc2.w"], g["h0.mlp.fc2.w"], &g["h0.mlp.fc2.b"], N, F, D);
+    const Vec dm = linear_backward(dx2, m, p["h0.mlp.fc2.w"], g["h0.mlp.fc2.w"], &g["h0.mlp.fc2.b"], N, F, D);
     Vec du(u.size());
     for (std::size_t i = 0; i < u.size(); ++i) du[i] = dm[i] * gelu_derivative(u[i]);
-    const Vec dn2 =
-        linear_backward(du, n2, p["h0.mlp.fc1.w"], g["h0.mlp.fc1.w"], &g["h0.mlp.fc1.b"], N, D, F);
+    const Vec dn2 = linear_backward(du, n2, p["h0.mlp.fc1.w"], g["h0.mlp.fc1.w"], &g["h0.mlp.fc1.b"], N, D, F);
     Vec dx1 = ln2.backward(dn2, p["h0.ln2.g"], g["h0.ln2.g"], g["h0.ln2.b"], N, D);
     for (std::size_t i = 0; i < dx1.size(); ++i) dx1[i] += dx2[i];
-    const Vec da = linear_backward(dx1, a, p["h0.attn.proj.w"], g["h0.attn.proj.w"],
-                                   &g["h0.attn.proj.b"], N, D, D);
+    const Vec da = linear_backward(dx1, a, p["h0.attn.proj.w"], g["h0.attn.proj.w"], &g["h0.attn.proj.b"], N, D, D);
     // Attention: dP[i, j] = da_i . v_j;  dv_j += sum_i P[i, j] da_i;
     // dS[i, j] = P[i, j] (dP[i, j] - sum_j' P[i, j'] dP[i, j']);
     // dq_i = scale sum_j dS[i, j] k_j;  dk_j += scale sum_i dS[i, j] q_i.
@@ -230,13 +221,11 @@ struct ReferenceGpt {
             for (int64_t e = 0; e < hd; ++e) {
               dqkv[at(ri * 3 * D + h * hd + e)] += scale * dS * k(rj, h, e);
               dqkv[at(rj * 3 * D + D + h * hd + e)] += scale * dS * q(ri, h, e);
-              dqkv[at(rj * 3 * D + 2 * D + h * hd + e)] +=
-                  P(b, h, i, j) * da[at(ri * D + h * hd + e)];
+              dqkv[at(rj * 3 * D + 2 * D + h * hd + e)] += P(b, h, i, j) * da[at(ri * D + h * hd + e)];
             }
           }
         }
-    const Vec dn1 = linear_backward(dqkv, n1, p["h0.attn.qkv.w"], g["h0.attn.qkv.w"],
-                                    &g["h0.attn.qkv.b"], N, D, 3 * D);
+    const Vec dn1 = linear_backward(dqkv, n1, p["h0.attn.qkv.w"], g["h0.attn.qkv.w"], &g["h0.attn.qkv.b"], N, D, 3 * D);
     Vec dx0 = ln1.backward(dn1, p["h0.ln1.g"], g["h0.ln1.g"], g["h0.ln1.b"], N, D);
     for (std::size_t i = 0; i < dx0.size(); ++i) dx0[i] += dx1[i];
     for (int64_t r = 0; r < N; ++r)
@@ -319,8 +308,7 @@ void expect_trajectory_follows_reference(DType compute, Tolerance tol) {
     if (n.name.find(':') != std::string::npos) continue;
     const bool gain = n.name.ends_with(".g"), bias = n.name.ends_with(".b");
     std::vector<float> v(n.data, n.data + n.numel());
-    for (float& x : v)
-      x = static_cast<float>(gain ? 1.0 + normal(rng) : bias ? normal(rng) : 20.0 * x);
+    for (float& x : v) x = static_cast<float>(gain ? 1.0 + normal(rng) : bias ? normal(rng) : 20.0 * x);
     t.set_tensor(n.name, v);
     ref.p[n.name].assign(v.begin(), v.end());
   }
@@ -332,8 +320,7 @@ void expect_trajectory_follows_reference(DType compute, Tolerance tol) {
     for (auto& x : ids) x = id(rng);
     for (auto& x : y) x = id(rng);
     const StepResult r = t.step(ids, y);
-    const double want =
-        ref.step(ids, y, tc.optimizer.lr, tc.optimizer.momentum, tc.optimizer.weight_decay);
+    const double want = ref.step(ids, y, tc.optimizer.lr, tc.optimizer.momentum, tc.optimizer.weight_decay);
     ASSERT_FALSE(r.skipped);
     EXPECT_NEAR(r.loss, want, tol.loss * want);
     for (const NamedTensor& n : t.tensors()) {
@@ -364,9 +351,7 @@ void expect_trajectory_follows_reference(DType compute, Tolerance tol) {
 // deep, with the LayerNorm and softmax backwards cancelling terms up to ~3 times its size
 // (max |x| / std of a row): ~25 x 18 x 3 u ~ 1e-4 of the |g| scale, the tolerance; the 5
 // steps add little at lr 0.03 (seen: under 6e-6). A wrong formula is off by O(1) of that scale.
-TEST(GptTrajectory, F32FollowsTheDoubleReference) {
-  expect_trajectory_follows_reference(DType::f32, {1e-5, 1e-4});
-}
+TEST(GptTrajectory, F32FollowsTheDoubleReference) { expect_trajectory_follows_reference(DType::f32, {1e-5, 1e-4}); }
 
 // bf16 compute: activations and activation gradients are rounded to bf16 (u = 2^-8 ~ 4e-3)
 // at every op, the sums stay f32. The same ~25 roundings with the same cancellation (x 3) give

@@ -33,7 +33,6 @@ inline void expect_error(Call call, const char* fragment) {
   }
 }
 
-
 using ampkit::testing::Buffer;
 
 /// A forward graph differentiated, passed and planned, with every external value in a Buffer.
@@ -41,7 +40,8 @@ class TrainGraph {
  public:
   /// `classes` bounds the i32 inputs (targets, ids) drawn by fill().
   TrainGraph(Graph forward, ValueId loss, std::vector<ValueId> wrt, PassOptions passes)
-      : TrainGraph(std::move(forward), loss, std::move(wrt), [&](Graph& g) { run_passes(g, passes); }, 0) {}
+      : TrainGraph(
+            std::move(forward), loss, std::move(wrt), [&](Graph& g) { run_passes(g, passes); }, 0) {}
 
   /// As above, with `passes` applied to the differentiated graph instead of run_passes (the
   /// graph is tagged first; passes in any order, say).
@@ -69,7 +69,6 @@ class TrainGraph {
   }
 
  public:
-
   /// Parameters and float inputs ~ N(0, scale); i32 inputs uniform in [0, int_bound).
   void fill(std::uint64_t seed, double scale, std::int32_t int_bound) {
     std::mt19937_64 rng(seed);
@@ -106,7 +105,8 @@ class TrainGraph {
   double value(ValueId v, std::int64_t i) const {
     const TensorView t = exec_->view(v);
     Buffer tmp(t.dtype, 1);
-    std::memcpy(tmp.data(), static_cast<const unsigned char*>(t.data) + i * static_cast<std::int64_t>(dtype_size(t.dtype)),
+    std::memcpy(tmp.data(),
+                static_cast<const unsigned char*>(t.data) + i * static_cast<std::int64_t>(dtype_size(t.dtype)),
                 dtype_size(t.dtype));
     return tmp.get(0);
   }

@@ -19,8 +19,7 @@ void expect_error(Call call, std::initializer_list<const char*> fragments) {
     ADD_FAILURE() << "no error thrown";
   } catch (const Error& e) {
     for (const char* f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
-          << "message '" << e.what() << "' lacks '" << f << "'";
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "message '" << e.what() << "' lacks '" << f << "'";
   }
 }
 
@@ -107,7 +106,12 @@ TEST(GraphIr, BuilderRejectsMismatchedShapesNamingTheNode) {
   const ValueId t = b.input("t", DType::f32, {2});
   expect_error([&] { b.softmax_cross_entropy(x, t, "ce"); }, {"targets", "must be i32"});
   expect_error([&] { b.layer_norm(x, kNoValue, kNoValue, -1.0f, "ln"); }, {"eps must be finite"});
-  expect_error([] { Graph h; Builder(h, {DType::i32}); }, {"options.compute must be f32"});
+  expect_error(
+      [] {
+        Graph h;
+        Builder(h, {DType::i32});
+      },
+      {"options.compute must be f32"});
 }
 
 TEST(GraphIr, VerifierRejectsStructuralErrors) {
@@ -121,7 +125,8 @@ TEST(GraphIr, VerifierRejectsStructuralErrors) {
     Mlp m;
     build_mlp(m);
     std::swap(m.g.nodes[1], m.g.nodes[2]);  // fc2 reads h before Gelu defines it
-    expect_error([&] { verify(m.g); }, {"node 1 (Linear 'fc2')", "read before it is defined", "its producer is node 2"});
+    expect_error([&] { verify(m.g); },
+                 {"node 1 (Linear 'fc2')", "read before it is defined", "its producer is node 2"});
   }
   {
     Mlp m;

@@ -10,11 +10,11 @@
 #include <map>
 
 #include "ampkit/core/error.hpp"
-#include "graph/graph_test_support.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/modules.hpp"
 #include "ampkit/graph/passes.hpp"
 #include "ampkit/graph/verify.hpp"
+#include "graph/graph_test_support.hpp"
 #include "graph/loss_scaler.hpp"
 
 namespace ampkit::graph {

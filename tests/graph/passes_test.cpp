@@ -48,12 +48,14 @@ Built random_graph(std::mt19937_64& rng, DType compute) {
       case 0: {
         const std::int64_t out = 2 + pick(6);
         const ValueId w = builder.parameter(p + ".w", {out, width});
-        h = builder.gelu(builder.linear(h, w, maybe_bias(p + ".b", out), p), pick(2) ? GeluVariant::tanh : GeluVariant::erf,
-                         p + ".act");
+        h = builder.gelu(builder.linear(h, w, maybe_bias(p + ".b", out), p),
+                         pick(2) ? GeluVariant::tanh : GeluVariant::erf, p + ".act");
         width = out;
         break;
       }
-      case 1: h = builder.layer_norm(h, builder.parameter(p + ".g", {width}), builder.parameter(p + ".b", {width}), 1e-5f, p); break;
+      case 1:
+        h = builder.layer_norm(h, builder.parameter(p + ".g", {width}), builder.parameter(p + ".b", {width}), 1e-5f, p);
+        break;
       case 2: h = builder.rms_norm(h, builder.parameter(p + ".g", {width}), 1e-5f, p); break;
       case 3: {
         const ValueId w = builder.parameter(p + ".w", {width, width});
@@ -63,7 +65,8 @@ Built random_graph(std::mt19937_64& rng, DType compute) {
       case 4: {
         const std::int32_t heads = width % 2 == 0 && pick(2) ? 2 : 1;
         const ValueId w = builder.parameter(p + ".qkv.w", {3 * width, width});
-        h = builder.attention(builder.linear(h, w, maybe_bias(p + ".qkv.b", 3 * width), p + ".qkv"), heads, p + ".attn");
+        h = builder.attention(builder.linear(h, w, maybe_bias(p + ".qkv.b", 3 * width), p + ".qkv"), heads,
+                              p + ".attn");
         break;
       }
       default: {
@@ -251,8 +254,7 @@ TEST(GraphPasses, FusedAndUnfusedGraphsAgree) {
       double scale = 0.0;
       for (double v : gp) scale = std::max(scale, std::fabs(v));
       EXPECT_GT(scale, 1e-3) << name;
-      for (std::size_t i = 0; i < gp.size(); ++i)
-        EXPECT_NEAR(gp[i], gf[i], 16 * u * scale) << name << "[" << i << "]";
+      for (std::size_t i = 0; i < gp.size(); ++i) EXPECT_NEAR(gp[i], gf[i], 16 * u * scale) << name << "[" << i << "]";
     }
   }
 }

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "graph/graph_test_support.hpp"
 #include "ampkit/graph/trainer.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "graph/graph_test_support.hpp"
 #include "numerics/policy_test_support.hpp"
 
 namespace ampkit::graph {
@@ -53,8 +53,8 @@ struct ReferenceMlp {
   std::int64_t V, D, H;
   std::map<std::string, std::vector<double>> p, buf;
 
-  double step(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& y, double lr,
-              double momentum, double wd) {
+  double step(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& y, double lr, double momentum,
+              double wd) {
     auto& E = p["tok_emb"];
     auto& W1 = p["l0.w"];
     auto& b1 = p["l0.b"];
@@ -66,17 +66,20 @@ struct ReferenceMlp {
     double loss = 0.0;
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t t = ids[static_cast<std::size_t>(r)];
-      std::vector<double> pre(static_cast<std::size_t>(H)), h(static_cast<std::size_t>(H)), z(static_cast<std::size_t>(V));
+      std::vector<double> pre(static_cast<std::size_t>(H)), h(static_cast<std::size_t>(H)),
+          z(static_cast<std::size_t>(V));
       for (std::int64_t i = 0; i < H; ++i) {
         double s = b1[static_cast<std::size_t>(i)];
-        for (std::int64_t j = 0; j < D; ++j) s += W1[static_cast<std::size_t>(i * D + j)] * E[static_cast<std::size_t>(t * D + j)];
+        for (std::int64_t j = 0; j < D; ++j)
+          s += W1[static_cast<std::size_t>(i * D + j)] * E[static_cast<std::size_t>(t * D + j)];
         pre[static_cast<std::size_t>(i)] = s;
         h[static_cast<std::size_t>(i)] = gelu_tanh(s);
       }
       double mx = -1e300;
       for (std::int64_t c = 0; c < V; ++c) {
         double s = b2[static_cast<std::size_t>(c)];
-        for (std::int64_t i = 0; i < H; ++i) s += W2[static_cast<std::size_t>(c * H + i)] * h[static_cast<std::size_t>(i)];
+        for (std::int64_t i = 0; i < H; ++i)
+          s += W2[static_cast<std::size_t>(c * H + i)] * h[static_cast<std::size_t>(i)];
         z[static_cast<std::size_t>(c)] = s;
         mx = std::max(mx, s);
       }
@@ -87,7 +90,8 @@ struct ReferenceMlp {
       loss += lse - z[static_cast<std::size_t>(target)];
       std::vector<double> dh(static_cast<std::size_t>(H), 0.0);
       for (std::int64_t c = 0; c < V; ++c) {
-        const double dz = (std::exp(z[static_cast<std::size_t>(c)] - lse) - (c == target ? 1.0 : 0.0)) / static_cast<double>(rows);
+        const double dz =
+            (std::exp(z[static_cast<std::size_t>(c)] - lse) - (c == target ? 1.0 : 0.0)) / static_cast<double>(rows);
         g["head.b"][static_cast<std::size_t>(c)] += dz;
         for (std::int64_t i = 0; i < H; ++i) {
           g["head.w"][static_cast<std::size_t>(c * H + i)] += dz * h[static_cast<std::size_t>(i)];
@@ -295,7 +299,8 @@ TEST(GraphTrainer, CheckpointRestoresTheNextStepBitForBit) {
   for (int s = 0; s < 2; ++s) a.step(random_ids(rng, 15, m.vocab), random_ids(rng, 15, m.vocab));
   c.seed = 99;  // other initial values: everything must come from the checkpoint
   Trainer b = Trainer::mlp(m, c);
-  for (const NamedTensor& n : a.tensors()) b.set_tensor(n.name, std::span<const float>(n.data, static_cast<std::size_t>(n.numel())));
+  for (const NamedTensor& n : a.tensors())
+    b.set_tensor(n.name, std::span<const float>(n.data, static_cast<std::size_t>(n.numel())));
   b.set_step_count(a.step_count());
   b.set_loss_scale(a.loss_scale());
   EXPECT_EQ(snapshot(a), snapshot(b));

@@ -19,10 +19,10 @@ constexpr std::int64_t kBatch = 4, kIn = 6, kOut = 5;
 
 // Buffers of one valid forward + backward call; outputs poisoned so any write shows.
 struct Fixture {
-  Buffer x{DType::f32, kBatch * kIn}, w{DType::bf16, kOut * kIn}, bias{DType::f32, kOut};
-  Buffer y{DType::bf16, kBatch * kOut}, aux{DType::bf16, kBatch * kOut};
-  Buffer dy{DType::bf16, kBatch * kOut}, below_aux{DType::f32, kBatch * kIn};
-  Buffer dx{DType::f32, kBatch * kIn}, dw{DType::bf16, kOut * kIn}, db{DType::f32, kOut};
+  Buffer x{DType::f32, kBatch*kIn}, w{DType::bf16, kOut*kIn}, bias{DType::f32, kOut};
+  Buffer y{DType::bf16, kBatch*kOut}, aux{DType::bf16, kBatch*kOut};
+  Buffer dy{DType::bf16, kBatch*kOut}, below_aux{DType::f32, kBatch*kIn};
+  Buffer dx{DType::f32, kBatch*kIn}, dw{DType::bf16, kOut*kIn}, db{DType::f32, kOut};
   Buffer below_db{DType::f32, kIn};
   std::vector<std::vector<unsigned char>> before;
 
@@ -116,11 +116,17 @@ TEST(LinearArgs, ForwardRejectsBadSizesNullsAndDtypes) {
                   {"linear_forward: x dimension 0 must be >= 0, but got -1"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.w.shape[1] = -2; }), {"linear_forward", "w dimension 1", "-2"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.w.shape[0] = -3; }), {"linear_forward", "w dimension 0", "-3"});
-  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.w = TensorView(f.w.data(), f.w.dtype, {kOut, kIn - 1}); }),
+  expect_rejected(f, run([&f](LinearForwardArgs& a) {
+                    a.w = TensorView(f.w.data(), f.w.dtype, {kOut, kIn - 1});
+                  }),
                   {"linear_forward: w must have shape [out_features, 6] (in_features from x [4, 6]), but got [5, 5]"});
-  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.y = TensorView(f.y.data(), f.y.dtype, {kBatch, kOut - 1}); }),
+  expect_rejected(f, run([&f](LinearForwardArgs& a) {
+                    a.y = TensorView(f.y.data(), f.y.dtype, {kBatch, kOut - 1});
+                  }),
                   {"linear_forward: y must have shape [..., out_features] = [4, 5], but got [4, 4]"});
-  expect_rejected(f, run([&f](LinearForwardArgs& a) { a.bias = TensorView(f.bias.data(), f.bias.dtype, {1, kOut}); }),
+  expect_rejected(f, run([&f](LinearForwardArgs& a) {
+                    a.bias = TensorView(f.bias.data(), f.bias.dtype, {1, kOut});
+                  }),
                   {"linear_forward: bias must have shape [out_features] = [5], but got [1, 5]"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.x = {}; }), {"linear_forward: x must be given"});
   expect_rejected(f, run([](LinearForwardArgs& a) { a.y.device = Device::cuda; }), {"linear_forward", "y", "cuda:0"});
@@ -151,9 +157,13 @@ TEST(LinearArgs, BackwardRejectsBadSizesNullsDtypesAndMissingAux) {
   };
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.dy.shape[1] = -1; }),
                   {"linear_backward: dy dimension 1 must be >= 0, but got -1"});
-  expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dx = TensorView(f.dx.data(), f.dx.dtype, {kBatch + 1, kIn}); }),
+  expect_rejected(f, run([&f](LinearBackwardArgs& a) {
+                    a.dx = TensorView(f.dx.data(), f.dx.dtype, {kBatch + 1, kIn});
+                  }),
                   {"linear_backward: dx must have shape [..., in_features] = [4, 6], but got [5, 6]"});
-  expect_rejected(f, run([&f](LinearBackwardArgs& a) { a.dw = TensorView(f.dw.data(), f.dw.dtype, {kIn, kOut}); }),
+  expect_rejected(f, run([&f](LinearBackwardArgs& a) {
+                    a.dw = TensorView(f.dw.data(), f.dw.dtype, {kIn, kOut});
+                  }),
                   {"linear_backward: dw must have shape [out_features, in_features] = [5, 6], but got [6, 5]"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.dy = {}; }), {"linear_backward: dy must be given"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.below_aux = {}; }),
@@ -167,10 +177,8 @@ TEST(LinearArgs, BackwardRejectsBadSizesNullsDtypesAndMissingAux) {
                   }),
                   {"linear_backward", "below_aux is only read with below_gelu"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.dy.data = nullptr; }), {"linear_backward", "dy", "null"});
-  expect_rejected(f, run([](LinearBackwardArgs& a) { a.x.data = nullptr; }),
-                  {"linear_backward", "x", "needed for dw"});
-  expect_rejected(f, run([](LinearBackwardArgs& a) { a.w.data = nullptr; }),
-                  {"linear_backward", "w", "needed for dx"});
+  expect_rejected(f, run([](LinearBackwardArgs& a) { a.x.data = nullptr; }), {"linear_backward", "x", "needed for dw"});
+  expect_rejected(f, run([](LinearBackwardArgs& a) { a.w.data = nullptr; }), {"linear_backward", "w", "needed for dx"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.db.dtype = DType::f16; }),
                   {"linear_backward: db dtype must be dw's (bf16) or f32, but got f16"});
   expect_rejected(f, run([](LinearBackwardArgs& a) { a.below_db.dtype = DType::bf16; }),

@@ -37,8 +37,8 @@ inline double gelu_grad_ref(double x, GeluVariant v) {
 }
 
 /// y[b, o] = sum_i x[b, i] w[o, i]   (x: [batch, in], w: [out, in], y: [batch, out])
-inline std::vector<RefSum> ref_x_wt(const std::vector<double>& x, const std::vector<double>& w,
-                                    std::int64_t batch, std::int64_t in, std::int64_t out) {
+inline std::vector<RefSum> ref_x_wt(const std::vector<double>& x, const std::vector<double>& w, std::int64_t batch,
+                                    std::int64_t in, std::int64_t out) {
   std::vector<RefSum> y(static_cast<std::size_t>(batch * out));
   for (std::int64_t b = 0; b < batch; ++b)
     for (std::int64_t o = 0; o < out; ++o) {
@@ -53,8 +53,8 @@ inline std::vector<RefSum> ref_x_wt(const std::vector<double>& x, const std::vec
 }
 
 /// dx[b, i] = sum_o dy[b, o] w[o, i]   (dy: [batch, out], w: [out, in], dx: [batch, in])
-inline std::vector<RefSum> ref_dy_w(const std::vector<double>& dy, const std::vector<double>& w,
-                                    std::int64_t batch, std::int64_t in, std::int64_t out) {
+inline std::vector<RefSum> ref_dy_w(const std::vector<double>& dy, const std::vector<double>& w, std::int64_t batch,
+                                    std::int64_t in, std::int64_t out) {
   std::vector<RefSum> dx(static_cast<std::size_t>(batch * in));
   for (std::int64_t b = 0; b < batch; ++b)
     for (std::int64_t i = 0; i < in; ++i) {
@@ -69,8 +69,8 @@ inline std::vector<RefSum> ref_dy_w(const std::vector<double>& dy, const std::ve
 }
 
 /// dw[o, i] = sum_b dy[b, o] x[b, i]   (dy: [batch, out], x: [batch, in], dw: [out, in])
-inline std::vector<RefSum> ref_dyt_x(const std::vector<double>& dy, const std::vector<double>& x,
-                                     std::int64_t batch, std::int64_t in, std::int64_t out) {
+inline std::vector<RefSum> ref_dyt_x(const std::vector<double>& dy, const std::vector<double>& x, std::int64_t batch,
+                                     std::int64_t in, std::int64_t out) {
   std::vector<RefSum> dw(static_cast<std::size_t>(out * in));
   for (std::int64_t o = 0; o < out; ++o)
     for (std::int64_t i = 0; i < in; ++i) {
@@ -85,8 +85,7 @@ inline std::vector<RefSum> ref_dyt_x(const std::vector<double>& dy, const std::v
 }
 
 /// s[c] = sum_r m[r, c]   (m: [rows, cols]) — db from dy, below_db from the GELU gradient.
-inline std::vector<RefSum> ref_column_sums(const std::vector<double>& m, std::int64_t rows,
-                                           std::int64_t cols) {
+inline std::vector<RefSum> ref_column_sums(const std::vector<double>& m, std::int64_t rows, std::int64_t cols) {
   std::vector<RefSum> s(static_cast<std::size_t>(cols));
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) {

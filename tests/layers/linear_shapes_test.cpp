@@ -18,8 +18,8 @@ TEST(LinearShapes, BatchAndSequenceDimsGiveTheFlatResult) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
   const std::int64_t batch = 3, seq = 5, in = 20, out = 9, rows = batch * seq;
-  Buffer x(DType::bf16, rows * in), w(DType::bf16, out * in), bias(DType::f32, out),
-      dy(DType::bf16, rows * out), below_aux(DType::f32, rows * in);
+  Buffer x(DType::bf16, rows * in), w(DType::bf16, out * in), bias(DType::f32, out), dy(DType::bf16, rows * out),
+      below_aux(DType::f32, rows * in);
   for (Buffer* b : {&x, &w, &bias, &dy, &below_aux}) b->fill_normal(rng, 0.0, 1.0);
   struct Out {
     Buffer y, aux, dx, dw, db, below_db;

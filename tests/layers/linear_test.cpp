@@ -36,9 +36,7 @@ std::vector<Fp16Mode> modes_for(std::initializer_list<DType> operands) {
   return {Fp16Mode::exact};
 }
 
-const char* mode_name(Fp16Mode m) {
-  return m == Fp16Mode::exact ? "exact" : m == Fp16Mode::flush ? "flush" : "alt";
-}
+const char* mode_name(Fp16Mode m) { return m == Fp16Mode::exact ? "exact" : m == Fp16Mode::flush ? "flush" : "alt"; }
 
 // Counts mismatches; reports the first few (a poisoned NaN never passes).
 class Checker {
@@ -46,8 +44,8 @@ class Checker {
   void near(const char* what, std::int64_t index, double got, double expected, double bound) {
     if (std::fabs(got - expected) <= bound) return;
     if (failures_++ < 4)
-      ADD_FAILURE() << what << "[" << index << "] = " << got << ", expected " << expected
-                    << " +- " << bound << " (off by " << std::fabs(got - expected) << ")";
+      ADD_FAILURE() << what << "[" << index << "] = " << got << ", expected " << expected << " +- " << bound
+                    << " (off by " << std::fabs(got - expected) << ")";
   }
   int failures() const { return failures_; }
 
@@ -70,12 +68,11 @@ struct ForwardCase {
 
   std::string describe() const {
     std::ostringstream o;
-    o << "batch " << s.batch << " in " << s.in << " out " << s.out << " x " << dtype_name(x)
-      << " w " << dtype_name(w) << " y " << dtype_name(y) << " fp16 " << mode_name(mode)
+    o << "batch " << s.batch << " in " << s.in << " out " << s.out << " x " << dtype_name(x) << " w " << dtype_name(w)
+      << " y " << dtype_name(y) << " fp16 " << mode_name(mode)
       << (gelu ? (variant == GeluVariant::tanh ? " gelu_tanh" : " gelu_erf") : "")
       << (bias ? " bias " + std::string(dtype_name(bias_dtype)) : "")
-      << (aux ? " aux " + std::string(dtype_name(aux_dtype)) : "") << " isa "
-      << isa_name(active_isa());
+      << (aux ? " aux " + std::string(dtype_name(aux_dtype)) : "") << " isa " << isa_name(active_isa());
     return o.str();
   }
 };
@@ -192,12 +189,10 @@ struct BackwardCase {
 
   std::string describe() const {
     std::ostringstream o;
-    o << "batch " << s.batch << " in " << s.in << " out " << s.out << " dy " << dtype_name(dy)
-      << " x " << dtype_name(x) << " w " << dtype_name(w) << " fp16 " << mode_name(mode)
-      << (want_dx ? " dx " + std::string(dtype_name(dx)) : "")
+    o << "batch " << s.batch << " in " << s.in << " out " << s.out << " dy " << dtype_name(dy) << " x " << dtype_name(x)
+      << " w " << dtype_name(w) << " fp16 " << mode_name(mode) << (want_dx ? " dx " + std::string(dtype_name(dx)) : "")
       << (want_dw ? " dw " + std::string(dtype_name(dw)) : "")
-      << (want_db ? " db " + std::string(dtype_name(db_dtype)) : "")
-      << (accumulate ? " accumulate" : "")
+      << (want_db ? " db " + std::string(dtype_name(db_dtype)) : "") << (accumulate ? " accumulate" : "")
       << (below_gelu ? (variant == GeluVariant::tanh ? " dgelu_tanh" : " dgelu_erf") : "")
       << (below_gelu ? " aux " + std::string(dtype_name(aux_dtype)) : "")
       << (want_below_db ? " below_db " + std::string(dtype_name(below_db_dtype)) : "") << " isa "
@@ -218,8 +213,10 @@ void check_backward(const BackwardCase& c, std::mt19937_64& rng) {
   dx.poison();
   // Accumulation adds to what is there; otherwise every element must be written.
   for (Buffer* grad : {&dw, &db, &below_db}) {
-    if (c.accumulate) grad->fill_normal(rng, 0.0, 2.0);
-    else grad->poison();
+    if (c.accumulate)
+      grad->fill_normal(rng, 0.0, 2.0);
+    else
+      grad->poison();
   }
   const Buffer dw_old = dw, db_old = db, below_db_old = below_db;
 
@@ -314,9 +311,7 @@ BackwardCase backward_variant(Shape s, DType t1, DType t2, DType t3, Fp16Mode mo
   // dy = t1, x = t2, w = t3; dx in x's dtype, dw in w's (what a training graph does).
   BackwardCase c{s, t1, t2, t3, t2, t3, mode};
   switch (v) {
-    case 0:
-      c.db_dtype = t3;
-      break;
+    case 0: c.db_dtype = t3; break;
     case 1:
       c.want_db = false;
       c.accumulate = true;
@@ -472,9 +467,7 @@ TEST(Linear, Fp16ModeIsHandedToEveryGemm) {
     for (double v : {0x1p-20, 1.0 + 0x1p-10}) {
       for (Fp16Mode mode : {Fp16Mode::exact, Fp16Mode::flush, Fp16Mode::alt}) {
         SCOPED_TRACE(::testing::Message() << "value " << v << " mode " << mode_name(mode) << " isa " << isa_name(isa));
-        const double seen = mode == Fp16Mode::flush && v < 0x1p-14 ? 0.0
-                            : mode == Fp16Mode::alt && v > 1.0    ? 1.0
-                                                                   : v;
+        const double seen = mode == Fp16Mode::flush && v < 0x1p-14 ? 0.0 : mode == Fp16Mode::alt && v > 1.0 ? 1.0 : v;
         Buffer x(DType::f16, batch * in), w(DType::f16, out * in), dy(DType::f16, batch * out);
         for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, v);
         for (std::int64_t i = 0; i < w.size(); ++i) w.set(i, 1.0);
@@ -618,7 +611,8 @@ TEST(Linear, ReferenceBackwardMatchesFiniteDifferences) {
       double l = 0;
       for (std::int64_t r = 0; r < batch; ++r)
         for (std::int64_t o = 0; o < out; ++o)
-          l += dy[static_cast<std::size_t>(r * out + o)] * (y[static_cast<std::size_t>(r * out + o)].value + bb[static_cast<std::size_t>(o)]);
+          l += dy[static_cast<std::size_t>(r * out + o)] *
+               (y[static_cast<std::size_t>(r * out + o)].value + bb[static_cast<std::size_t>(o)]);
       return l;
     };
     auto fd = [&](std::vector<double>& param, std::size_t i) {

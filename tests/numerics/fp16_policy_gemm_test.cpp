@@ -70,8 +70,7 @@ Probe make_probe(std::int64_t m, std::int64_t n, Op op_a, Op op_b, DType b_dtype
       p.a.set(op_a == Op::N ? i + q * p.lda : q + i * p.lda, q < 32 ? 1.0 + 0x1p-9 : 0x1p-20);
   for (std::int64_t q = 0; q < kProbeK; ++q)
     for (std::int64_t j = 0; j < n; ++j)
-      p.b.set(op_b == Op::N ? q + j * p.ldb : j + q * p.ldb,
-              (q < 32 ? 1.0 : 1024.0) * probe_scale(j));
+      p.b.set(op_b == Op::N ? q + j * p.ldb : j + q * p.ldb, (q < 32 ? 1.0 : 1024.0) * probe_scale(j));
   return p;
 }
 
@@ -112,9 +111,8 @@ constexpr EpilogueCase kEpilogues[] = {
 // Runs the probe with gemm_with_policy and checks that the report, the counters and every
 // number follow `expected`.
 void run_probe_and_check(Probe& p, DType d_dtype, const EpilogueCase& e, Fp16Mode expected) {
-  SCOPED_TRACE(::testing::Message() << "epilogue " << e.name << " D " << dtype_name(d_dtype)
-                                    << " B " << dtype_name(p.b.dtype) << " op_a "
-                                    << (p.op_a == Op::N ? "N" : "T") << " op_b "
+  SCOPED_TRACE(::testing::Message() << "epilogue " << e.name << " D " << dtype_name(d_dtype) << " B "
+                                    << dtype_name(p.b.dtype) << " op_a " << (p.op_a == Op::N ? "N" : "T") << " op_b "
                                     << (p.op_b == Op::N ? "N" : "T"));
   const std::int64_t m = p.m, n = p.n;
   Buffer d(d_dtype, m * n);
@@ -127,8 +125,7 @@ void run_probe_and_check(Probe& p, DType d_dtype, const EpilogueCase& e, Fp16Mod
   args.epilogue.bias_dtype = DType::f32;
   args.epilogue.aux_dtype = DType::f32;
   args.epilogue.aux_ld = m;
-  const bool with_bias = e.kind == Epilogue::BIAS || e.kind == Epilogue::RELU_BIAS ||
-                         e.kind == Epilogue::GELU_AUX_BIAS;
+  const bool with_bias = e.kind == Epilogue::BIAS || e.kind == Epilogue::RELU_BIAS || e.kind == Epilogue::GELU_AUX_BIAS;
   if (with_bias) args.epilogue.bias = bias.data();
   if (e.kind == Epilogue::GELU_AUX_BIAS) args.epilogue.aux = aux.data();
   if (e.kind == Epilogue::DGELU_BGRAD) {
@@ -136,8 +133,7 @@ void run_probe_and_check(Probe& p, DType d_dtype, const EpilogueCase& e, Fp16Mod
     std::fill(aux.begin(), aux.end(), 10.0f);
     args.epilogue.aux = aux.data();
   }
-  if (e.kind == Epilogue::DGELU_BGRAD || e.kind == Epilogue::BGRADB)
-    args.epilogue.bias_grad = bias_grad.data();
+  if (e.kind == Epilogue::DGELU_BGRAD || e.kind == Epilogue::BGRADB) args.epilogue.bias_grad = bias_grad.data();
 
   const Fp16Counters before = fp16_counters();
   GemmReport report;
@@ -147,8 +143,7 @@ void run_probe_and_check(Probe& p, DType d_dtype, const EpilogueCase& e, Fp16Mod
   EXPECT_EQ(report.fp16_subnormal_inputs, m * kProbeSubnormalPerRow);
   const Fp16Counters after = fp16_counters();
   EXPECT_EQ(after[expected].gemm_calls, before[expected].gemm_calls + 1);
-  EXPECT_EQ(after[expected].subnormal_inputs,
-            before[expected].subnormal_inputs + m * kProbeSubnormalPerRow);
+  EXPECT_EQ(after[expected].subnormal_inputs, before[expected].subnormal_inputs + m * kProbeSubnormalPerRow);
   EXPECT_EQ(after.gemm_calls(), before.gemm_calls() + 1);
 
   // Every pre-activation value is exact in fp32 and in fp16 (see the probe's comment).
@@ -178,8 +173,7 @@ void run_probe_and_check(Probe& p, DType d_dtype, const EpilogueCase& e, Fp16Mod
       row_abs += std::fabs(v * probe_scale(j));
     }
     for (std::int64_t i = 0; i < m; ++i)
-      EXPECT_NEAR(bias_grad[static_cast<std::size_t>(i)], row_sum, 0x1p-20 * row_abs)
-          << "bias_grad " << i;
+      EXPECT_NEAR(bias_grad[static_cast<std::size_t>(i)], row_sum, 0x1p-20 * row_abs) << "bias_grad " << i;
   }
 }
 
@@ -189,8 +183,10 @@ TEST(Fp16PolicyGemm, TableThroughGemmWithPolicy) {
     const char* value;
     AltImplChoice choice;
   };
-  const EnvCase cases[] = {{nullptr, AltImplChoice::per_pass}, {"1", AltImplChoice::alternate},
-                           {"0", AltImplChoice::original},    {"2", AltImplChoice::alternate}};
+  const EnvCase cases[] = {{nullptr, AltImplChoice::per_pass},
+                           {"1", AltImplChoice::alternate},
+                           {"0", AltImplChoice::original},
+                           {"2", AltImplChoice::alternate}};
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope isa_scope(isa);
     for (const EnvCase& env : cases) {
@@ -200,16 +196,14 @@ TEST(Fp16PolicyGemm, TableThroughGemmWithPolicy) {
         const bool mi200 = std::string(model_env) == "mi200";
         for (bool backward : {false, true}) {
           SCOPED_TRACE(::testing::Message()
-                       << "isa " << isa_name(isa) << " " << kGemmEnv << "="
-                       << (env.value ? env.value : "(unset)") << " " << kModelEnv << "="
-                       << model_env << (backward ? " backward" : " forward"));
+                       << "isa " << isa_name(isa) << " " << kGemmEnv << "=" << (env.value ? env.value : "(unset)")
+                       << " " << kModelEnv << "=" << model_env << (backward ? " backward" : " forward"));
           BackwardPassGuard pass(backward);
           // Expected from DESIGN.md's table, spelled out here.
           const Fp16Mode original = mi200 ? Fp16Mode::flush : Fp16Mode::exact;
-          const Fp16Mode expected = env.choice == AltImplChoice::alternate ? Fp16Mode::alt
-                                    : env.choice == AltImplChoice::original
-                                        ? original
-                                        : (backward ? Fp16Mode::alt : original);
+          const Fp16Mode expected = env.choice == AltImplChoice::alternate  ? Fp16Mode::alt
+                                    : env.choice == AltImplChoice::original ? original
+                                                                            : (backward ? Fp16Mode::alt : original);
           ASSERT_EQ(gemm_fp16_mode(), expected);
           int layout = 0;
           for (const EpilogueCase& e : kEpilogues) {
@@ -331,14 +325,13 @@ struct GradientCase {
   std::vector<double> ref, abs_sum;  // exact double result of the fp16 operands; sum |a b|
 };
 
-GradientCase make_gradient_case(std::int64_t m, std::int64_t n, std::int64_t k,
-                                std::mt19937_64& rng, double a_lo, double a_hi, bool b_normal) {
+GradientCase make_gradient_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& rng, double a_lo,
+                                double a_hi, bool b_normal) {
   GradientCase g{Buffer(DType::f16, m * k), Buffer(DType::f16, k * n), m, n, k, {}, {}};
   std::uniform_real_distribution<double> magnitude(a_lo, a_hi);
   std::bernoulli_distribution negative(0.5);
   std::normal_distribution<double> normal(0.0, 1.0);
-  for (std::int64_t i = 0; i < m * k; ++i)
-    g.a.set(i, negative(rng) ? -magnitude(rng) : magnitude(rng));
+  for (std::int64_t i = 0; i < m * k; ++i) g.a.set(i, negative(rng) ? -magnitude(rng) : magnitude(rng));
   for (std::int64_t i = 0; i < k * n; ++i)
     g.b.set(i, b_normal ? normal(rng) : (negative(rng) ? -magnitude(rng) : magnitude(rng)));
   g.ref.assign(static_cast<std::size_t>(m * n), 0.0);
@@ -447,8 +440,8 @@ TEST(Fp16PolicyGemm, SubnormalOutputsVanishUnderFlushAndSurviveUnderAlt) {
 }
 
 // A weight gradient dW = dY^T X-like product whose gradient operand is entirely fp16-subnormal
-// (|g| in [2^-21, 2^-14 - 2^-24], the largest subnormal) against N(0, 1) activations, k = 256: the results are normal fp16
-// numbers. flush reads every gradient as 0, so every output is exactly 0; alt keeps them.
+// (|g| in [2^-21, 2^-14 - 2^-24], the largest subnormal) against N(0, 1) activations, k = 256: the results are normal
+// fp16 numbers. flush reads every gradient as 0, so every output is exactly 0; alt keeps them.
 TEST(Fp16PolicyGemm, SubnormalGradientInputsVanishUnderFlushAndSurviveUnderAlt) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
@@ -464,7 +457,7 @@ TEST(Fp16PolicyGemm, SubnormalGradientInputsVanishUnderFlushAndSurviveUnderAlt) 
     std::int64_t subnormal_a = 0;
     for (std::int64_t i = 0; i < g.a.size(); ++i) subnormal_a += is_f16_subnormal(g.a.get(i));
     ASSERT_EQ(subnormal_a, g.a.size());  // the premise: every gradient value is subnormal
-    std::int64_t subnormal_b = 0;  // an N(0, 1) activation is rarely one (|x| < 6.1e-5)
+    std::int64_t subnormal_b = 0;        // an N(0, 1) activation is rarely one (|x| < 6.1e-5)
     for (std::int64_t i = 0; i < g.b.size(); ++i) subnormal_b += is_f16_subnormal(g.b.get(i));
     GemmReport flush_report, alt_report;
     const std::vector<double> flushed = run_gradient_case(g, false, flush_report);

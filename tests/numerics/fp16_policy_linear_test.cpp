@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/layers/linear.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 #include "numerics/policy_test_support.hpp"
 #include "support/test_support.hpp"
 
@@ -116,19 +116,20 @@ TEST(Fp16PolicyLinear, TableThroughLinearForwardAndBackward) {
     const char* value;
     AltImplChoice choice;
   };
-  const EnvCase cases[] = {{nullptr, AltImplChoice::per_pass}, {"1", AltImplChoice::alternate},
-                           {"0", AltImplChoice::original},    {"2", AltImplChoice::alternate}};
+  const EnvCase cases[] = {{nullptr, AltImplChoice::per_pass},
+                           {"1", AltImplChoice::alternate},
+                           {"0", AltImplChoice::original},
+                           {"2", AltImplChoice::alternate}};
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope isa_scope(isa);
     for (const EnvCase& env : cases) {
       for (const char* model_env : {"cpu", "mi200"}) {
         PolicyEnvScope::set(kGemmEnv, env.value);
         PolicyEnvScope::set(kModelEnv, model_env);
-        SCOPED_TRACE(::testing::Message() << "isa " << isa_name(isa) << " " << kGemmEnv << "="
-                                          << (env.value ? env.value : "(unset)") << " "
-                                          << kModelEnv << "=" << model_env);
-        const Fp16Mode original =
-            std::string(model_env) == "mi200" ? Fp16Mode::flush : Fp16Mode::exact;
+        SCOPED_TRACE(::testing::Message()
+                     << "isa " << isa_name(isa) << " " << kGemmEnv << "=" << (env.value ? env.value : "(unset)") << " "
+                     << kModelEnv << "=" << model_env);
+        const Fp16Mode original = std::string(model_env) == "mi200" ? Fp16Mode::flush : Fp16Mode::exact;
         const Fp16Mode forward_mode = env.choice == AltImplChoice::alternate ? Fp16Mode::alt : original;
         const Fp16Mode backward_mode = env.choice == AltImplChoice::original ? original : Fp16Mode::alt;
         check_forward(forward_mode);

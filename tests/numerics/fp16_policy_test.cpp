@@ -51,8 +51,7 @@ TEST(Fp16Policy, AltImplEnvParsing) {
     EXPECT_EQ(parse_alt_impl_env(kGemmEnv, zero), AltImplChoice::original) << zero;
   for (const char* other : {"1", "2", "-1", "+7", "10", "0001", "123456789012345678901234567890"})
     EXPECT_EQ(parse_alt_impl_env(kGemmEnv, other), AltImplChoice::alternate) << other;
-  for (const char* bad : {"yes", "true", "on", "1.0", "0.0", " 1", "1 ", "0x1", "+", "-", "1e3",
-                          "- 1", "1_000"}) {
+  for (const char* bad : {"yes", "true", "on", "1.0", "0.0", " 1", "1 ", "0x1", "+", "-", "1e3", "- 1", "1_000"}) {
     const std::string message = error_of([&] { parse_alt_impl_env(kConvEnv, bad); });
     EXPECT_NE(message.find(kConvEnv), std::string::npos) << message;
     EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << message;
@@ -118,13 +117,11 @@ TEST(Fp16Policy, EnvironmentTable) {
         PolicyEnvScope::set(kGemmEnv, g.value);
         PolicyEnvScope::set(kConvEnv, c.value);
         PolicyEnvScope::set(kModelEnv, model_env);
-        const Fp16DeviceModel model = model_env && std::string(model_env) == "mi200"
-                                          ? Fp16DeviceModel::mi200
-                                          : Fp16DeviceModel::cpu;
-        SCOPED_TRACE(::testing::Message()
-                     << kGemmEnv << "=" << (g.value ? g.value : "(unset)") << " " << kConvEnv
-                     << "=" << (c.value ? c.value : "(unset)") << " " << kModelEnv << "="
-                     << (model_env ? model_env : "(unset)"));
+        const Fp16DeviceModel model =
+            model_env && std::string(model_env) == "mi200" ? Fp16DeviceModel::mi200 : Fp16DeviceModel::cpu;
+        SCOPED_TRACE(::testing::Message() << kGemmEnv << "=" << (g.value ? g.value : "(unset)") << " " << kConvEnv
+                                          << "=" << (c.value ? c.value : "(unset)") << " " << kModelEnv << "="
+                                          << (model_env ? model_env : "(unset)"));
         EXPECT_EQ(fp16_device_model(), model);
         EXPECT_EQ(original_fp16_mode(), table_mode(AltImplChoice::original, false, model));
         EXPECT_EQ(gemm_fp16_alt_impl(), g.choice);
@@ -340,8 +337,8 @@ TEST(Fp16Policy, OpenMpWorkersDoNotSeeTheCallersGuard) {
     handed_down[static_cast<std::size_t>(t)] = static_cast<int>(caller_mode);
   }
   if (team < 2) GTEST_SKIP() << "OpenMP gave a team of " << team << " thread(s)";
-  EXPECT_EQ(backward[0], 1);  // the caller is the team's thread 0
-  EXPECT_EQ(backward[1], 0);  // a worker does not see the guard
+  EXPECT_EQ(backward[0], 1);                                     // the caller is the team's thread 0
+  EXPECT_EQ(backward[1], 0);                                     // a worker does not see the guard
   EXPECT_EQ(worker_mode[1], static_cast<int>(Fp16Mode::flush));  // would resolve the wrong mode
   EXPECT_EQ(handed_down[0], static_cast<int>(Fp16Mode::alt));
   EXPECT_EQ(handed_down[1], static_cast<int>(Fp16Mode::alt));  // the handed-down one is right

@@ -48,8 +48,10 @@ class PolicyEnvScope {
     return v ? std::optional<std::string>(v) : std::nullopt;
   }
   static void put(const char* variable, const std::optional<std::string>& value) {
-    if (value) setenv(variable, value->c_str(), 1);
-    else unsetenv(variable);
+    if (value)
+      setenv(variable, value->c_str(), 1);
+    else
+      unsetenv(variable);
   }
   static void clear_api_choices() {
     clear_fp16_device_model();

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/device/cpu.hpp"
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/core/float16.hpp"
+#include "ampkit/device/cpu.hpp"
 
 namespace ampkit::testing {
 

@@ -6,12 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <regex>
 #include <string>
-#include <unistd.h>
 
 #include "tools/ampkit/bench/memory.hpp"
 
@@ -19,8 +19,8 @@ namespace ampkit::tools {
 namespace {
 
 struct Invocation {
-  const char* env;         // "" or "NAME=value"
-  const char* args;        // after "ampkit"
+  const char* env;   // "" or "NAME=value"
+  const char* args;  // after "ampkit"
   int exit_code;
   const char* stderr_first_line;  // a regex the whole first line of stderr must match
 };
@@ -33,7 +33,8 @@ const Invocation kInvocations[] = {
     {"", "frobnicate", 2, "ampkit: error: unknown command 'frobnicate' \\(ampkit --help lists the commands\\)"},
     {"", "bench", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got none .*"},
     {"", "frobnicate --help", 2, "ampkit: error: unknown command 'frobnicate' .*"},
-    {"", "bench sgemm", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got 'sgemm' .*"},
+    {"", "bench sgemm", 2,
+     "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got 'sgemm' .*"},
     {"", "bench --help", 0, ""},
     {"", "check fp32", 2, "ampkit check: error: expected a subcommand \\(kernels, fp16\\), but got 'fp32' .*"},
     // --help of every subcommand (stdout; nothing on stderr).
@@ -50,44 +51,64 @@ const Invocation kInvocations[] = {
     {"", "info --bogus", 2, "ampkit info: error: unknown option '--bogus' \\(ampkit info --help lists the options\\)"},
     {"", "info extra", 2, "ampkit info: error: unexpected argument 'extra' \\(options start with --\\)"},
     {"", "bench gemm --bogus", 2, "ampkit bench gemm: error: unknown option '--bogus' .*"},
-    {"", "bench gemm --threads", 2, "ampkit bench gemm: error: option --threads expects a value \\(1,2\\|all\\), but got none"},
-    {"", "bench gemm --threads some", 2, "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 'some'"},
-    {"", "bench gemm --threads 0", 2, "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 0"},
-    {"", "bench gemm --threads 100000", 2, "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 100000"},
+    {"", "bench gemm --threads", 2,
+     "ampkit bench gemm: error: option --threads expects a value \\(1,2\\|all\\), but got none"},
+    {"", "bench gemm --threads some", 2,
+     "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 'some'"},
+    {"", "bench gemm --threads 0", 2,
+     "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 0"},
+    {"", "bench gemm --threads 100000", 2,
+     "ampkit bench gemm: error: --threads expects an integer in \\[1, 1024\\], but got 100000"},
     {"", "bench gemm --json=yes", 2, "ampkit bench gemm: error: option --json takes no value, but got 'yes'"},
     {"", "bench gemm --op xx", 2, "ampkit bench gemm: error: --op expects one of nn\\|tn\\|nt\\|tt, but got 'xx'"},
-    {"", "bench gemm --dtype f64", 2, "ampkit bench gemm: error: --dtype expects f32, bf16, f16 or f16:exact\\|flush\\|alt, but got 'f64'"},
-    {"", "bench gemm --dtype bf16:alt", 2, "ampkit bench gemm: error: --dtype: only f16 takes a mode, but got 'bf16:alt'"},
+    {"", "bench gemm --dtype f64", 2,
+     "ampkit bench gemm: error: --dtype expects f32, bf16, f16 or f16:exact\\|flush\\|alt, but got 'f64'"},
+    {"", "bench gemm --dtype bf16:alt", 2,
+     "ampkit bench gemm: error: --dtype: only f16 takes a mode, but got 'bf16:alt'"},
     {"", "bench gemm --epilogue FOO", 2, "ampkit bench gemm: error: --epilogue: unknown epilogue 'FOO' .*"},
     {"", "bench gemm --shapes 1x2", 2, "ampkit bench gemm: error: --shapes expects MxNxK items, but got '1x2'"},
-    {"", "bench gemm --shapes 0x1x1", 2, "ampkit bench gemm: error: --shapes expects an integer in \\[1, 1048576\\], but got 0"},
-    {"", "bench gemm --peers mkl", 2, "ampkit bench gemm: error: --peers: unknown peer 'mkl' \\(openblas, onednn, none\\)"},
+    {"", "bench gemm --shapes 0x1x1", 2,
+     "ampkit bench gemm: error: --shapes expects an integer in \\[1, 1048576\\], but got 0"},
+    {"", "bench gemm --peers mkl", 2,
+     "ampkit bench gemm: error: --peers: unknown peer 'mkl' \\(openblas, onednn, none\\)"},
     {"", "bench gemm --reps 1 --reps 2", 2, "ampkit bench gemm: error: option --reps given twice"},
     {"", "bench linear --pass sideways", 2, "ampkit bench linear: error: --pass: unknown pass 'sideways' .*"},
-    {"", "bench linear --shapes 16x768", 2, "ampkit bench linear: error: --shapes expects BATCHxINxOUT items, but got '16x768'"},
-    {"", "bench norm --op layer", 2, "ampkit bench norm: error: --op expects one of layer_norm\\|rms_norm\\|all, but got 'layer'"},
-    {"", "bench norm --dtype f64", 2, "ampkit bench norm: error: --dtype expects f32, bf16, mixed, f16, mixed_f16 or all, but got 'f64'"},
+    {"", "bench linear --shapes 16x768", 2,
+     "ampkit bench linear: error: --shapes expects BATCHxINxOUT items, but got '16x768'"},
+    {"", "bench norm --op layer", 2,
+     "ampkit bench norm: error: --op expects one of layer_norm\\|rms_norm\\|all, but got 'layer'"},
+    {"", "bench norm --dtype f64", 2,
+     "ampkit bench norm: error: --dtype expects f32, bf16, mixed, f16, mixed_f16 or all, but got 'f64'"},
     {"", "bench norm --no-peer=1", 2, "ampkit bench norm: error: option --no-peer takes no value, but got '1'"},
-    {"", "check fp16 --fp16-model MI200", 2, "ampkit check fp16: error: --fp16-model: expected one of cpu, mi200, but got 'MI200'"},
+    {"", "check fp16 --fp16-model MI200", 2,
+     "ampkit check fp16: error: --fp16-model: expected one of cpu, mi200, but got 'MI200'"},
     {"", "check fp16 --fp16-alt-impl sometimes", 2, "ampkit check fp16: error: --fp16-alt-impl: .*'sometimes'.*"},
-    {"", "check fp16 --grad-scale -1", 2, "ampkit check fp16: error: --grad-scale expects a positive finite number, but got '-1'"},
-    {"", "check fp16 --batch 0", 2, "ampkit check fp16: error: --batch expects an integer in \\[1, 65536\\], but got 0"},
+    {"", "check fp16 --grad-scale -1", 2,
+     "ampkit check fp16: error: --grad-scale expects a positive finite number, but got '-1'"},
+    {"", "check fp16 --batch 0", 2,
+     "ampkit check fp16: error: --batch expects an integer in \\[1, 65536\\], but got 0"},
     // Element counts that overflow, and work over a command's limit: refused, exit 2.
     {"", "bench norm --shapes 4294967296x4294967296x4294967296", 2,
-     "ampkit bench norm: error: --shapes: 4294967296x4294967296x4294967296 has 7.92282e\\+28 elements; expected at most 2\\^36 .*"},
-    {"", "bench norm --shapes 1099511627776x1099511627776", 2, "ampkit bench norm: error: --shapes: .* expected at most 2\\^36 .*"},
+     "ampkit bench norm: error: --shapes: 4294967296x4294967296x4294967296 has 7.92282e\\+28 elements; expected at "
+     "most 2\\^36 .*"},
+    {"", "bench norm --shapes 1099511627776x1099511627776", 2,
+     "ampkit bench norm: error: --shapes: .* expected at most 2\\^36 .*"},
     {"", "check fp16 --batch 65536 --in 16384 --out 16384", 2,
-     "ampkit check fp16: error: --batch 65536 x --in 16384 x --out 16384 = 1.75922e\\+13 multiply-adds per exact product; at most 2\\^31 .* estimated .* h\\)"},
+     "ampkit check fp16: error: --batch 65536 x --in 16384 x --out 16384 = 1.75922e\\+13 multiply-adds per exact "
+     "product; at most 2\\^31 .* estimated .* h\\)"},
     // Buffers that cannot fit in the memory available now: refused up front, exit 1.
     {"", "bench gemm --shapes 1000000x1000000x1000000", 1,
-     "ampkit bench gemm: error: --shapes: the largest case needs 14.6 TiB of buffers, but .* are available now \\(MemAvailable\\)"},
+     "ampkit bench gemm: error: --shapes: the largest case needs 14.6 TiB of buffers, but .* are available now "
+     "\\(MemAvailable\\)"},
     {"", "bench linear --shapes 1000000x1000000x1000000", 1,
-     "ampkit bench linear: error: --shapes: the largest shape needs 29.1 TiB of buffers, but .* are available now \\(MemAvailable\\)"},
+     "ampkit bench linear: error: --shapes: the largest shape needs 29.1 TiB of buffers, but .* are available now "
+     "\\(MemAvailable\\)"},
     // The thread environment.
     {"OMP_NUM_THREADS=100000", "info", 2,
      "ampkit info: error: OMP_NUM_THREADS expects a thread count in \\[1, 1024\\], but got '100000'"},
     {"OMP_NUM_THREADS=100000", "bench gemm --quick", 2, "ampkit bench gemm: error: OMP_NUM_THREADS expects .*"},
-    {"OMP_NUM_THREADS=1025,1", "check fp16", 2, "ampkit check fp16: error: OMP_NUM_THREADS expects .* but got '1025,1'"},
+    {"OMP_NUM_THREADS=1025,1", "check fp16", 2,
+     "ampkit check fp16: error: OMP_NUM_THREADS expects .* but got '1025,1'"},
     {"OMP_NUM_THREADS=lots", "info", 0, ".*"},  // OpenMP warns about the value and ignores it
     // What works.
     {"", "info --kernels", 0, ""},

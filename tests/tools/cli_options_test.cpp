@@ -45,8 +45,8 @@ std::string usage_message(const Args& args) {
 
 TEST(CliOptions, ParsesEveryKindAndBothSpellings) {
   Fixture f;
-  ASSERT_TRUE(f.parser.parse({"--json", "--op=rms_norm", "--shapes", "1x2", "--reps", "3", "--scale=2.5e-5",
-                              "--threads", "2,1"}));
+  ASSERT_TRUE(f.parser.parse(
+      {"--json", "--op=rms_norm", "--shapes", "1x2", "--reps", "3", "--scale=2.5e-5", "--threads", "2,1"}));
   EXPECT_TRUE(f.json);
   EXPECT_EQ(f.op, "rms_norm");
   EXPECT_EQ(f.shapes, "1x2");

@@ -21,8 +21,8 @@ namespace {
 void print_machine() {
   const CpuFeatures& f = cpu_features();
   std::printf("cpu: avx2+fma+f16c=%s avx512(f,bw,dq,vl)=%s avx512_bf16=%s avx512_fp16=%s amx_bf16=%s\n",
-              f.avx2 ? "yes" : "no", f.avx512 ? "yes" : "no", f.avx512bf16 ? "yes" : "no",
-              f.avx512fp16 ? "yes" : "no", f.amx_bf16 ? "yes" : "no");
+              f.avx2 ? "yes" : "no", f.avx512 ? "yes" : "no", f.avx512bf16 ? "yes" : "no", f.avx512fp16 ? "yes" : "no",
+              f.amx_bf16 ? "yes" : "no");
   // The tile-data permission is asked for only where AMX could run (it is per process).
   if (f.amx_bf16 && active_isa() == Isa::amx)
     std::printf("amx tile data (arch_prctl): %s\n", amx_tile_data_permitted() ? "granted" : "refused");
@@ -37,9 +37,10 @@ void print_statuses(const std::string& problem, const std::vector<KernelStatus>&
   std::printf("  %s\n", problem.c_str());
   bool after = false;
   for (const KernelStatus& k : statuses) {
-    const std::string why = k.selected ? "selected" : !k.declined.empty() ? "declines: " + k.declined
-                                                     : after              ? "takes it too"
-                                                                          : "";
+    const std::string why = k.selected            ? "selected"
+                            : !k.declined.empty() ? "declines: " + k.declined
+                            : after               ? "takes it too"
+                                                  : "";
     std::printf("    %c %-36s %s\n", k.selected ? '*' : ' ', k.name.c_str(), why.c_str());
     after = after || k.selected;
   }
@@ -95,8 +96,7 @@ void print_norm_kernels() {
   for (const NormKind kind : {NormKind::layer, NormKind::rms})
     for (const bool backward : {false, true})
       for (const NormMix& m : mixes) {
-        const TensorView xv(x.data(), m.x, {rows, n}), gv(g.data(), m.param, {n}),
-            stv(st.data(), DType::f32, {rows});
+        const TensorView xv(x.data(), m.x, {rows, n}), gv(g.data(), m.param, {n}), stv(st.data(), DType::f32, {rows});
         std::vector<KernelStatus> statuses;
         if (backward) {
           NormBackwardArgs a;

@@ -15,8 +15,10 @@ constexpr Command kCommands[] = {
     {"bench", "gemm", ampkit::tools::run_bench_gemm, "gemm GFLOP/s vs the machine's peaks, OpenBLAS, oneDNN"},
     {"bench", "linear", ampkit::tools::run_bench_linear, "Linear forward/backward GFLOP/s vs peaks and peers"},
     {"bench", "norm", ampkit::tools::run_bench_norm, "LayerNorm/RMSNorm speed vs copy bandwidth and oneDNN"},
-    {"bench", "train", ampkit::tools::run_bench_train, "one training step of the default GPT: nodes, rest, fused vs unfused"},
-    {"check", "kernels", ampkit::tools::run_check_kernels, "every GEMM and norm kernel against the reference, every ISA"},
+    {"bench", "train", ampkit::tools::run_bench_train,
+     "one training step of the default GPT: nodes, rest, fused vs unfused"},
+    {"check", "kernels", ampkit::tools::run_check_kernels,
+     "every GEMM and norm kernel against the reference, every ISA"},
     {"check", "fp16", ampkit::tools::run_check_fp16, "fp16 gradient underflow (MI200 model) and the alt-impl policy"},
 };
 

@@ -15,9 +15,7 @@ constexpr std::size_t dtype_size(DType t) { return t == DType::bf16 || t == DTyp
 
 /// True for f32, bf16 and f16 (the dtypes the numerical kernels take); false for i32 and for
 /// values outside the enumeration.
-constexpr bool is_float_dtype(DType t) {
-  return t == DType::f32 || t == DType::bf16 || t == DType::f16;
-}
+constexpr bool is_float_dtype(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
 /// "f32", "bf16", "f16" or "i32" ("?" for a value outside the enumeration).
 constexpr std::string_view dtype_name(DType t) {

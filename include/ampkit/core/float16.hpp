@@ -43,7 +43,7 @@ static inline std::uint16_t float_to_half_bits(float f) {
   const std::uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
   if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (a >= 0x38800000u) {  // normal fp16 range (>= 2^-14)
+  if (a >= 0x38800000u) {                                                   // normal fp16 range (>= 2^-14)
     const std::uint32_t rounded = a + 0xfffu + ((a >> 13) & 1u);
     return static_cast<std::uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
   }

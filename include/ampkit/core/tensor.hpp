@@ -37,14 +37,12 @@ struct TensorView {
   /// A row-major contiguous view of `shape` (throws Error on a negative dim, rank > kMaxRank or
   /// an element count that overflows int64). `data` may be null only when the view has no
   /// elements.
-  TensorView(const void* data, DType dtype, std::initializer_list<std::int64_t> shape,
-             Device device = Device::cpu);
-  TensorView(const void* data, DType dtype, const std::int64_t* shape, int rank,
-             Device device = Device::cpu);
+  TensorView(const void* data, DType dtype, std::initializer_list<std::int64_t> shape, Device device = Device::cpu);
+  TensorView(const void* data, DType dtype, const std::int64_t* shape, int rank, Device device = Device::cpu);
 
   /// A column-major matrix (the BLAS convention): shape {rows, cols}, strides {1, ld}.
-  static TensorView column_major(const void* data, DType dtype, std::int64_t rows,
-                                 std::int64_t cols, std::int64_t ld, Device device = Device::cpu);
+  static TensorView column_major(const void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                 Device device = Device::cpu);
 
   /// Number of elements (1 for rank 0). Throws Error when it overflows int64.
   std::int64_t numel() const;

@@ -23,17 +23,15 @@ Isa parse_isa(std::string_view text, const char* what);
 
 /// What the machine and the OS support (detected once).
 struct CpuFeatures {
-  bool avx2 = false;      // AVX2 + FMA + F16C, with YMM state enabled by the OS
-  bool avx512 = false;    // AVX-512 F/BW/DQ/VL, with ZMM state enabled by the OS
+  bool avx2 = false;    // AVX2 + FMA + F16C, with YMM state enabled by the OS
+  bool avx512 = false;  // AVX-512 F/BW/DQ/VL, with ZMM state enabled by the OS
   bool avx512bf16 = false;
   bool avx512fp16 = false;
   // AMX-BF16 + AMX-TILE (CPUID 7.0 EDX bits 22, 24) with AVX512_BF16, and XCR0 bits 17-18 (the
   // OS saves tile state). Linux also wants a per-process request before the first tile
   // instruction: see amx_tile_data_permitted().
   bool amx_bf16 = false;
-  Isa best() const {
-    return amx_bf16 ? Isa::amx : avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref;
-  }
+  Isa best() const { return amx_bf16 ? Isa::amx : avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref; }
 };
 const CpuFeatures& cpu_features();
 

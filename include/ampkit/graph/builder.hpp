@@ -60,8 +60,8 @@ class Builder {
 
  private:
   // Appends the node and checks it; returns its index.
-  int append(OpKind op, const std::string& name, std::vector<ValueId> inputs,
-             std::vector<ValueId> outputs, Attributes attrs = {});
+  int append(OpKind op, const std::string& name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+             Attributes attrs = {});
   ValueId intermediate(const std::string& name, DType dtype, std::vector<std::int64_t> shape);
   const Value& value(ValueId v) const;
 

@@ -38,10 +38,10 @@ MemoryPlan plan_memory(const Graph& g);
 /// What one node did in the last run.
 struct NodeRecord {
   double seconds = 0.0;
-  bool backward = false;    // ran inside a BackwardPassGuard
-  bool fp16_gemm = false;   // a GEMM node (Linear, LinearBackward) with an f16 GEMM operand
+  bool backward = false;                 // ran inside a BackwardPassGuard
+  bool fp16_gemm = false;                // a GEMM node (Linear, LinearBackward) with an f16 GEMM operand
   Fp16Mode fp16_mode = Fp16Mode::exact;  // the mode resolved for it (when fp16_gemm)
-  int gemm_calls = 0;                     // GEMMs the node ran
+  int gemm_calls = 0;                    // GEMMs the node ran
   // Summed over the node's GEMMs (when fp16_gemm): f16 subnormal operand elements read, and
   // f16 outputs that rounded to a subnormal. Under the flush mode these were flushed to zero;
   // under exact and alt an MI200 would have flushed them (docs/NUMERICS.md).

@@ -87,12 +87,12 @@ int op_output_slots(OpKind op);
 
 /// Typed attributes; each op reads only its own (listed in docs/GRAPH.md).
 struct Attributes {
-  bool gelu = false;              // Linear: fused GELU epilogue
-  bool below_gelu = false;        // LinearBackward: DGELU(_BGRAD) for the layer below
+  bool gelu = false;                             // Linear: fused GELU epilogue
+  bool below_gelu = false;                       // LinearBackward: DGELU(_BGRAD) for the layer below
   GeluVariant gelu_variant = GeluVariant::tanh;  // Linear(gelu), Gelu, GeluBackward,
                                                  // LinearBackward(below_gelu)
-  float eps = 1e-5f;              // LayerNorm, RMSNorm (and their backward: unused)
-  std::int32_t heads = 0;         // Attention, AttentionBackward
+  float eps = 1e-5f;                             // LayerNorm, RMSNorm (and their backward: unused)
+  std::int32_t heads = 0;                        // Attention, AttentionBackward
   /// The `__backwardpass` tag (DESIGN.md section 5): set by tag_backward on every node after
   /// Yield; the executor enters a BackwardPassGuard around tagged nodes. Passes that create
   /// nodes copy it from the node they replace.
@@ -116,8 +116,7 @@ struct Graph {
   std::vector<ValueId> outputs;
 
   /// Adds a value and returns its id. Does not validate (the verifier does).
-  ValueId add_value(std::string name, DType dtype, std::vector<std::int64_t> shape,
-                    ValueKind kind);
+  ValueId add_value(std::string name, DType dtype, std::vector<std::int64_t> shape, ValueKind kind);
   /// Appends a node; returns its index.
   int add_node(Node node);
 

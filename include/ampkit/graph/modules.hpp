@@ -28,11 +28,11 @@ struct ParameterInit {
 /// A model's forward graph and the values the trainer binds and reads.
 struct ModelGraph {
   Graph graph;
-  ValueId tokens = kNoValue;     // i32 [batch, seq]
-  ValueId positions = kNoValue;  // i32 [batch, seq] (GPT only): position t in every row
-  ValueId targets = kNoValue;    // i32 [batch, seq]
-  ValueId logits = kNoValue;     // [batch, seq, vocab], compute dtype
-  ValueId loss = kNoValue;       // f32 []
+  ValueId tokens = kNoValue;              // i32 [batch, seq]
+  ValueId positions = kNoValue;           // i32 [batch, seq] (GPT only): position t in every row
+  ValueId targets = kNoValue;             // i32 [batch, seq]
+  ValueId logits = kNoValue;              // [batch, seq, vocab], compute dtype
+  ValueId loss = kNoValue;                // f32 []
   std::vector<ParameterInit> parameters;  // in model order
 };
 
@@ -54,9 +54,8 @@ class ParameterList {
 
 /// x [..., dim] -> Linear(hidden) -> GELU -> Linear(out). Parameters `<prefix>.fc1.w/b`,
 /// `<prefix>.fc2.w/b`; fc2's weight std is `out_std` (GPT-2 scales residual projections).
-ValueId mlp_block(Builder& b, ParameterList& params, ValueId x, std::int64_t hidden,
-                  std::int64_t out, GeluVariant gelu, const std::string& prefix,
-                  float out_std = 0.02f);
+ValueId mlp_block(Builder& b, ParameterList& params, ValueId x, std::int64_t hidden, std::int64_t out, GeluVariant gelu,
+                  const std::string& prefix, float out_std = 0.02f);
 
 /// Pre-norm transformer block on x [batch, seq, dim]:
 ///   x = x + proj(Attention(qkv(LN1(x))));  x = x + mlp(LN2(x))

@@ -42,7 +42,7 @@ int eliminate_casts(Graph& g);
 int eliminate_dead_nodes(Graph& g);
 
 struct PassOptions {
-  bool fuse = true;            // fuse_linear_gelu and fuse_dgelu_bgrad
+  bool fuse = true;  // fuse_linear_gelu and fuse_dgelu_bgrad
   bool eliminate_casts = true;
   bool eliminate_dead_nodes = true;
 };

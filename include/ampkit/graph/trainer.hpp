@@ -21,9 +21,9 @@ namespace ampkit::graph {
 /// (LN -> QKV Linear -> causal Attention -> out Linear -> residual; LN -> Linear+GELU -> Linear
 /// -> residual) -> final LN -> output Linear (vocab logits) -> softmax cross-entropy.
 struct GptConfig {
-  std::int64_t vocab = 256;     // token ids and targets lie in [0, vocab)
-  std::int64_t seq_len = 64;    // tokens per sequence (the position table has seq_len rows)
-  std::int64_t dim = 64;        // model width; must be a multiple of heads
+  std::int64_t vocab = 256;   // token ids and targets lie in [0, vocab)
+  std::int64_t seq_len = 64;  // tokens per sequence (the position table has seq_len rows)
+  std::int64_t dim = 64;      // model width; must be a multiple of heads
   std::int64_t heads = 4;
   std::int64_t layers = 2;
   std::int64_t mlp_hidden = 0;  // 0: 4 * dim
@@ -66,15 +66,15 @@ struct LossScaleConfig {
 };
 
 struct TrainerConfig {
-  std::int64_t batch = 8;           // sequences per micro-batch
-  std::int64_t micro_batches = 1;   // gradient accumulation: step() takes micro_batches*batch rows
-  DType compute = DType::f32;       // f32, bf16 or f16 (autocast; fp32 master parameters)
+  std::int64_t batch = 8;          // sequences per micro-batch
+  std::int64_t micro_batches = 1;  // gradient accumulation: step() takes micro_batches*batch rows
+  DType compute = DType::f32;      // f32, bf16 or f16 (autocast; fp32 master parameters)
   OptimizerConfig optimizer;
-  float clip_norm = 0.0f;           // > 0: clip the global gradient norm to this value
+  float clip_norm = 0.0f;  // > 0: clip the global gradient norm to this value
   LossScaleConfig loss_scale;
-  bool fuse = true;                 // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
-  std::uint64_t seed = 0;           // parameter initialization (N(0, 0.02) weights, 0 biases,
-                                    // 1 norm gains); the same seed gives the same bits
+  bool fuse = true;        // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
+  std::uint64_t seed = 0;  // parameter initialization (N(0, 0.02) weights, 0 biases,
+                           // 1 norm gains); the same seed gives the same bits
 };
 
 /// What one step did.
@@ -105,8 +105,8 @@ struct NamedTensor {
 
 /// Per-node timing of the last run (forward and backward), for reports.
 struct NodeTiming {
-  std::string op;      // "Linear", "LayerNormBackward", ...
-  std::string name;    // the node's name, e.g. "h0.attn.qkv"
+  std::string op;    // "Linear", "LayerNormBackward", ...
+  std::string name;  // the node's name, e.g. "h0.attn.qkv"
   bool backward = false;
   double seconds = 0.0;
 };
@@ -116,10 +116,10 @@ struct NodeTiming {
 /// alt an MI200 would have flushed them (alt rounds the operands to bf16, which has no such
 /// subnormals: the counts say what the alternate path rescued).
 struct NodeFp16Totals {
-  int node = 0;            // index in the training graph
-  std::string op;          // "Linear", "LinearBackward"
-  std::string name;        // "h0.mlp.fc1", "h0.mlp.fc1.bwd"
-  bool backward = false;   // tagged as backward (ran inside a BackwardPassGuard)
+  int node = 0;                     // index in the training graph
+  std::string op;                   // "Linear", "LinearBackward"
+  std::string name;                 // "h0.mlp.fc1", "h0.mlp.fc1.bwd"
+  bool backward = false;            // tagged as backward (ran inside a BackwardPassGuard)
   Fp16Mode mode = Fp16Mode::exact;  // the mode of the last run
   std::int64_t gemm_calls = 0;
   std::int64_t subnormal_inputs = 0;   // f16 subnormal GEMM operand elements read

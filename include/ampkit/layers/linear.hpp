@@ -21,13 +21,13 @@ namespace ampkit {
 /// Every operand is a row-major contiguous TensorView in cpu memory; the leading dims of x
 /// (e.g. [batch, seq]) are flattened into one batch of rows.
 struct LinearForwardArgs {
-  TensorView x;                   // [..., in], rank >= 1
-  TensorView w;                   // [out, in]
-  TensorView bias;                // [out] or absent
-  TensorView y;                   // [..., out]: x's leading dims
-  bool gelu = false;              // apply GELU after the bias
+  TensorView x;       // [..., in], rank >= 1
+  TensorView w;       // [out, in]
+  TensorView bias;    // [out] or absent
+  TensorView y;       // [..., out]: x's leading dims
+  bool gelu = false;  // apply GELU after the bias
   GeluVariant gelu_variant = GeluVariant::tanh;
-  TensorView aux;                 // y's shape, the pre-activation (gelu only), or absent
+  TensorView aux;                        // y's shape, the pre-activation (gelu only), or absent
   Fp16Mode fp16_mode = Fp16Mode::exact;  // handed to gemm (the numerics policy decides it)
 };
 
@@ -46,17 +46,17 @@ struct LinearForwardArgs {
 /// Shapes: dy [..., out] sets the batch dims and out; in comes from the first given of x, dx, w,
 /// dw, below_aux, below_db, and every given operand must agree with both.
 struct LinearBackwardArgs {
-  TensorView dy;                  // [..., out]
-  TensorView x;                   // [..., in] (dy's leading dims), needed for dw
-  TensorView w;                   // [out, in], needed for dx
-  TensorView dx;                  // x's shape, or absent
-  TensorView dw;                  // w's shape, or absent
-  TensorView db;                  // [out] or absent
-  bool accumulate = false;        // dw, db, below_db += instead of =
-  bool below_gelu = false;        // dx is multiplied by gelu'(below_aux) (needs dx)
+  TensorView dy;            // [..., out]
+  TensorView x;             // [..., in] (dy's leading dims), needed for dw
+  TensorView w;             // [out, in], needed for dx
+  TensorView dx;            // x's shape, or absent
+  TensorView dw;            // w's shape, or absent
+  TensorView db;            // [out] or absent
+  bool accumulate = false;  // dw, db, below_db += instead of =
+  bool below_gelu = false;  // dx is multiplied by gelu'(below_aux) (needs dx)
   GeluVariant below_gelu_variant = GeluVariant::tanh;
-  TensorView below_aux;           // x's shape: the layer below's pre-activation
-  TensorView below_db;            // [in] or absent (needs below_gelu)
+  TensorView below_aux;                // x's shape: the layer below's pre-activation
+  TensorView below_db;                 // [in] or absent (needs below_gelu)
   Fp16Mode fp16_mode = Fp16Mode::alt;  // handed to gemm; alt = the default backward policy
 };
 

@@ -150,13 +150,9 @@ struct Fp16Counters {
   }
   std::int64_t gemm_calls() const { return exact.gemm_calls + flush.gemm_calls + alt.gemm_calls; }
   std::int64_t subnormal_inputs_flushed() const { return flush.subnormal_inputs; }
-  std::int64_t subnormal_inputs_would_flush() const {
-    return exact.subnormal_inputs + alt.subnormal_inputs;
-  }
+  std::int64_t subnormal_inputs_would_flush() const { return exact.subnormal_inputs + alt.subnormal_inputs; }
   std::int64_t subnormal_outputs_flushed() const { return flush.subnormal_outputs; }
-  std::int64_t subnormal_outputs_would_flush() const {
-    return exact.subnormal_outputs + alt.subnormal_outputs;
-  }
+  std::int64_t subnormal_outputs_would_flush() const { return exact.subnormal_outputs + alt.subnormal_outputs; }
 };
 
 /// Adds one GEMM call's report to the counters (for callers that call gemm directly).

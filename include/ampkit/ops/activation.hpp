@@ -17,7 +17,6 @@ void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant)
 /// dx = dy * gelu'(x), fp32 math, rounded once.
 ///   x, dy, dx: the same shape, dtypes each in {f32, bf16, f16}; dx may alias dy exactly.
 /// Throws ampkit::Error (nothing written) on a bad shape, dtype, device or overlap.
-void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
-                   GeluVariant variant);
+void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant);
 
 }  // namespace ampkit

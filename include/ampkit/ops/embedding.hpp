@@ -31,7 +31,6 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
 /// Uses per-thread scratch of the calling thread (about vocab + 2 tokens int64), grown only when a call
 /// needs more than an earlier one (ErrorKind::out_of_memory, nothing written, when it cannot).
 /// Throws ampkit::Error (nothing written) like embedding_forward.
-void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
-                        bool accumulate);
+void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate);
 
 }  // namespace ampkit

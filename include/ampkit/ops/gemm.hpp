@@ -62,7 +62,7 @@ struct GemmEpilogue {
   GeluVariant gelu = GeluVariant::tanh;
   const void* bias = nullptr;
   void* bias_grad = nullptr;
-  DType bias_dtype = DType::f32;  // of bias or bias_grad: D's dtype or f32
+  DType bias_dtype = DType::f32;      // of bias or bias_grad: D's dtype or f32
   bool accumulate_bias_grad = false;  // bias_grad += sum (gradient accumulation) instead of =
   void* aux = nullptr;
   DType aux_dtype = DType::f32;  // D's dtype or f32
@@ -98,11 +98,11 @@ struct GemmArgs {
 
 /// What a call did (optional out-parameter of gemm).
 struct GemmReport {
-  const char* kernel = "";                      // name of the kernel that ran
-  bool fp16 = false;                            // A or B was f16
-  Fp16Mode fp16_mode = Fp16Mode::exact;         // the mode used (meaningful when fp16)
-  std::int64_t fp16_subnormal_inputs = 0;       // fp16 subnormal elements of A and B read
-  std::int64_t fp16_subnormal_outputs = 0;      // fp16 outputs that rounded to a subnormal
+  const char* kernel = "";                  // name of the kernel that ran
+  bool fp16 = false;                        // A or B was f16
+  Fp16Mode fp16_mode = Fp16Mode::exact;     // the mode used (meaningful when fp16)
+  std::int64_t fp16_subnormal_inputs = 0;   // fp16 subnormal elements of A and B read
+  std::int64_t fp16_subnormal_outputs = 0;  // fp16 outputs that rounded to a subnormal
   // On cuda, the two counts are taken only when a report is asked for (a counting pass and a
   // wait for the stream); outputs counted: D and aux.
 };

@@ -9,9 +9,9 @@
 namespace ampkit {
 
 struct KernelStatus {
-  std::string name;      // e.g. "gemm_ukernel_bf16_32x12_avx512bf16"
-  std::string declined;  // empty when the kernel takes the call; otherwise why it does not
-  bool selected = false; // the kernel the call would run (the first that takes it)
+  std::string name;       // e.g. "gemm_ukernel_bf16_32x12_avx512bf16"
+  std::string declined;   // empty when the kernel takes the call; otherwise why it does not
+  bool selected = false;  // the kernel the call would run (the first that takes it)
 };
 
 /// One op's kernel list as the machine sees it now, without a problem: every entry, best first,

@@ -15,15 +15,14 @@ namespace ampkit {
 ///   lse:     [rows] f32 (output, saved for the backward)
 /// Throws ampkit::Error (nothing written) on a bad shape, dtype, device, overlap or a target out
 /// of range (the message names the row and the value).
-void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets,
-                                   const TensorView& loss, const TensorView& lse);
+void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
+                                   const TensorView& lse);
 
 /// dlogits[r, j] = dloss / rows * (exp(logits[r, j] - lse[r]) - [j == targets[r]]).
 ///   logits, targets, lse: as in the forward; dloss: the gradient of the mean loss (finite)
 ///   dlogits: [rows, classes] f32/bf16/f16; may alias logits exactly (in place)
 /// Throws ampkit::Error (nothing written) like the forward.
-void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets,
-                                    const TensorView& lse, float dloss,
-                                    const TensorView& dlogits);
+void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
+                                    float dloss, const TensorView& dlogits);
 
 }  // namespace ampkit

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "ampkit/core/threading.hpp"
-#include "ops/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "cpu/math/gelu_math.hpp"
+#include "ops/activation/activation_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -21,8 +21,7 @@ inline float gelu_value(float x) {
 }
 template <GeluVariant V>
 inline float gelu_slope(float x) {
-  return V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(x)
-                                : gemm_math::gelu_erf_derivative(x);
+  return V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(x) : gemm_math::gelu_erf_derivative(x);
 }
 
 // x, dy, out: [rows, n]; one tile = columns [c0, c1) of row r.
@@ -40,8 +39,7 @@ void gelu_tiles(const GeluProblem& p) {
     void* out = row_address(p.out, O, p.out_row_stride, r);
     if (p.backward) {
       const void* dy = row_address(p.dy, D, p.dy_row_stride, r);
-      for (std::int64_t j = c0; j < c1; ++j)
-        store_as<O>(out, j, load_as<D>(dy, j) * gelu_slope<V>(load_as<X>(x, j)));
+      for (std::int64_t j = c0; j < c1; ++j) store_as<O>(out, j, load_as<D>(dy, j) * gelu_slope<V>(load_as<X>(x, j)));
     } else {
       for (std::int64_t j = c0; j < c1; ++j) store_as<O>(out, j, gelu_value<V>(load_as<X>(x, j)));
     }
@@ -51,9 +49,8 @@ void gelu_tiles(const GeluProblem& p) {
 template <GeluVariant V>
 void gelu_variant(const GeluProblem& p) {
   visit_dtype(p.x_dtype, [&]<DType X>() {
-    visit_dtype(p.backward ? p.dy_dtype : DType::f32, [&]<DType D>() {
-      visit_dtype(p.out_dtype, [&]<DType O>() { gelu_tiles<V, X, D, O>(p); });
-    });
+    visit_dtype(p.backward ? p.dy_dtype : DType::f32,
+                [&]<DType D>() { visit_dtype(p.out_dtype, [&]<DType O>() { gelu_tiles<V, X, D, O>(p); }); });
   });
 }
 

@@ -5,8 +5,8 @@
 //   erf form:  gelu = x Phi(x), gelu' = Phi(x) + x phi(x)
 #include <cmath>
 
-#include "ops/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
+#include "ops/activation/activation_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -17,8 +17,7 @@ constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 double gelu(GeluVariant variant, double x) {
-  if (variant == GeluVariant::tanh)
-    return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+  if (variant == GeluVariant::tanh) return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
   return 0.5 * x * std::erfc(-x * kInvSqrt2);
 }
 
@@ -40,9 +39,8 @@ void gelu_reference(const GeluProblem& p) {
     const void* dy = p.backward ? row_address(p.dy, p.dy_dtype, p.dy_row_stride, r) : nullptr;
     for (std::int64_t j = 0; j < p.n; ++j) {
       const double xv = load_element(x, p.x_dtype, j);
-      const double v = p.backward ? double{load_element(dy, p.dy_dtype, j)} *
-                                        gelu_derivative(p.variant, xv)
-                                  : gelu(p.variant, xv);
+      const double v =
+          p.backward ? double{load_element(dy, p.dy_dtype, j)} * gelu_derivative(p.variant, xv) : gelu(p.variant, xv);
       store_double(out, p.out_dtype, j, v);
     }
   }

@@ -24,8 +24,7 @@ struct BackwardSlices {
   // rows: qs [d], dq [d], tmp [d]
   float *q, *k, *dout, *dk, *dv, *kt, *vt, *p, *ds, *qs, *dq, *tmp;
   static std::int64_t floats(std::int64_t t_len, std::int64_t d) {
-    return 7 * attention_pad(t_len * d) + 2 * attention_pad(kAttentionRowBlock * t_len) +
-           3 * attention_pad(d);
+    return 7 * attention_pad(t_len * d) + 2 * attention_pad(kAttentionRowBlock * t_len) + 3 * attention_pad(d);
   }
   BackwardSlices(float* base, std::int64_t t_len, std::int64_t d) {
     float* next = base;
@@ -41,8 +40,7 @@ struct BackwardSlices {
   }
 };
 
-void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::int64_t h,
-                   const BackwardSlices& w) {
+void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::int64_t h, const BackwardSlices& w) {
   const std::int64_t t_len = p.seq, d = p.head_dim, c0 = h * d;
   const bool want_dq = p.dq.data != nullptr, want_dk = p.dk.data != nullptr;
   const bool want_dv = p.dv.data != nullptr, want_ds = want_dq || want_dk;
@@ -90,10 +88,8 @@ void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::
     }
   }
   for (std::int64_t j = 0; j < t_len; ++j) {
-    if (want_dk)
-      store_row_f32(p.dk, row_offset(p.dk, b, j) + c0, d, w.dk + j * d, p.scale, p.accumulate);
-    if (want_dv)
-      store_row_f32(p.dv, row_offset(p.dv, b, j) + c0, d, w.dv + j * d, 1.0f, p.accumulate);
+    if (want_dk) store_row_f32(p.dk, row_offset(p.dk, b, j) + c0, d, w.dk + j * d, p.scale, p.accumulate);
+    if (want_dv) store_row_f32(p.dv, row_offset(p.dv, b, j) + c0, d, w.dv + j * d, 1.0f, p.accumulate);
   }
 }
 
@@ -102,8 +98,8 @@ void backward_head(const ops::AttentionBackwardProblem& p, std::int64_t b, std::
 void attention_backward_cpu(const ops::AttentionBackwardProblem& p) {
   const std::int64_t t_len = p.seq, d = p.head_dim, pairs = p.batch * p.heads;
   if (pairs == 0 || t_len == 0) return;
-  const double work = static_cast<double>(pairs) * static_cast<double>(t_len) *
-                      static_cast<double>(t_len) * static_cast<double>(d);
+  const double work =
+      static_cast<double>(pairs) * static_cast<double>(t_len) * static_cast<double>(t_len) * static_cast<double>(d);
   int threads = work < static_cast<double>(kParallelMinWork) ? 1 : ampkit::num_threads();
   if (threads > pairs) threads = static_cast<int>(pairs);
   const std::int64_t per_thread = attention_pad(BackwardSlices::floats(t_len, d));

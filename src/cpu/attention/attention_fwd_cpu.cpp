@@ -36,8 +36,8 @@ struct ForwardSlices {
 };
 
 // Query rows [i0, i1) of head h of batch b.
-void forward_block(const ops::AttentionForwardProblem& p, std::int64_t b, std::int64_t h,
-                   std::int64_t i0, std::int64_t i1, const ForwardSlices& w) {
+void forward_block(const ops::AttentionForwardProblem& p, std::int64_t b, std::int64_t h, std::int64_t i0,
+                   std::int64_t i1, const ForwardSlices& w) {
   const std::int64_t d = p.head_dim, c0 = h * d;
   for (std::int64_t j = 0; j < i1; ++j) {  // kt: [d, i1], v: [i1, d]
     load_row_f32(p.k, row_offset(p.k, b, j) + c0, d, w.o);
@@ -67,8 +67,8 @@ void attention_forward_cpu(const ops::AttentionForwardProblem& p) {
   const std::int64_t blocks = (t_len + kAttentionRowBlock - 1) / kAttentionRowBlock;
   const std::int64_t tasks = pairs * blocks;
   if (tasks == 0) return;
-  const double work = static_cast<double>(pairs) * static_cast<double>(t_len) *
-                      static_cast<double>(t_len) * static_cast<double>(d);
+  const double work =
+      static_cast<double>(pairs) * static_cast<double>(t_len) * static_cast<double>(t_len) * static_cast<double>(d);
   int threads = work < static_cast<double>(kParallelMinWork) ? 1 : ampkit::num_threads();
   if (threads > tasks) threads = static_cast<int>(tasks);
   const std::int64_t per_thread = attention_pad(ForwardSlices::floats(t_len, d));

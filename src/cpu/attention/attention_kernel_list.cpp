@@ -7,10 +7,7 @@ namespace ampkit::ops {
 std::span<const AttentionForwardEntry> attention_forward_kernels() {
   static const AttentionForwardEntry kernels[] = {
       {"attention_fwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, cpu::attention_forward_cpu},
-      {"attention_fwd_reference",
-       {Device::cpu, Isa::ref, false},
-       nullptr,
-       cpu::attention_forward_reference},
+      {"attention_fwd_reference", {Device::cpu, Isa::ref, false}, nullptr, cpu::attention_forward_reference},
   };
   return kernels;
 }
@@ -18,10 +15,7 @@ std::span<const AttentionForwardEntry> attention_forward_kernels() {
 std::span<const AttentionBackwardEntry> attention_backward_kernels() {
   static const AttentionBackwardEntry kernels[] = {
       {"attention_bwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, cpu::attention_backward_cpu},
-      {"attention_bwd_reference",
-       {Device::cpu, Isa::ref, false},
-       nullptr,
-       cpu::attention_backward_reference},
+      {"attention_bwd_reference", {Device::cpu, Isa::ref, false}, nullptr, cpu::attention_backward_reference},
   };
   return kernels;
 }

@@ -29,7 +29,6 @@ void attention_backward_reference(const ops::AttentionBackwardProblem& p);
 /// The forward in double without rounding: out [batch, seq, heads * head_dim] and lse [batch,
 /// heads, seq], both contiguous (p.out and p.lse are not touched). Throws Error(out_of_memory)
 /// when its scratch cannot be allocated.
-void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out,
-                                        double* lse);
+void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out, double* lse);
 
 }  // namespace ampkit::cpu

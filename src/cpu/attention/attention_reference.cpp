@@ -24,8 +24,7 @@ double at(const ops::AttentionInput& x, std::int64_t b, std::int64_t i, std::int
 }
 
 // Stores v (or, accumulating, the old value + v) at element (b, i, c), rounded once.
-void put(const ops::AttentionOutput& y, std::int64_t b, std::int64_t i, std::int64_t c, double v,
-         bool accumulate) {
+void put(const ops::AttentionOutput& y, std::int64_t b, std::int64_t i, std::int64_t c, double v, bool accumulate) {
   const std::int64_t e = b * y.batch_stride + i * y.row_stride + c;
   if (accumulate) v += double{load_element(y.data, y.dtype, e)};
   store_double(y.data, y.dtype, e, v);
@@ -50,8 +49,7 @@ std::vector<T> scratch(std::int64_t n, const char* fn) {
 
 }  // namespace
 
-void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out,
-                                        double* lse) {
+void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out, double* lse) {
   const std::int64_t t_len = p.seq, d = p.head_dim, cols = p.heads * d;
   std::vector<double> s = scratch<double>(t_len, "attention_forward");
   for (std::int64_t b = 0; b < p.batch; ++b)
@@ -80,8 +78,7 @@ void attention_forward_reference(const ops::AttentionForwardProblem& p) {
   attention_forward_reference_double(p, out.data(), lse.data());
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t i = 0; i < p.seq; ++i)
-      for (std::int64_t c = 0; c < cols; ++c)
-        put(p.out, b, i, c, out[(b * p.seq + i) * cols + c], false);
+      for (std::int64_t c = 0; c < cols; ++c) put(p.out, b, i, c, out[(b * p.seq + i) * cols + c], false);
   for (std::size_t r = 0; r < lse.size(); ++r) p.lse[r] = static_cast<float>(lse[r]);
 }
 
@@ -119,8 +116,7 @@ void attention_backward_reference(const ops::AttentionBackwardProblem& p) {
           }
           if (p.dv.data != nullptr) {  // dv_r = sum_{i >= r} P[i, r] dout_i
             double sum = 0.0;
-            for (std::int64_t i = r; i < t_len; ++i)
-              sum += prob[i * t_len + r] * at(p.dout, b, i, c);
+            for (std::int64_t i = r; i < t_len; ++i) sum += prob[i * t_len + r] * at(p.dout, b, i, c);
             put(p.dv, b, r, c, sum, p.accumulate);
           }
         }

@@ -56,9 +56,8 @@ inline constexpr std::int64_t kAttentionTile = 16;
 /// s[j] = sum_d a[d] * bt[d * ld + j] for j < n, the sum over d in index order starting from 0
 /// (bt is a transposed [d_len, ld] block: the tile of j is contiguous). The bits do not depend on
 /// the tiling.
-static inline void dot_rows_transposed(const float* __restrict a, const float* __restrict bt,
-                                       std::int64_t ld, std::int64_t d_len, std::int64_t n,
-                                       float* __restrict s) {
+static inline void dot_rows_transposed(const float* __restrict a, const float* __restrict bt, std::int64_t ld,
+                                       std::int64_t d_len, std::int64_t n, float* __restrict s) {
   constexpr std::int64_t kT = kAttentionTile;
   std::int64_t j0 = 0;
   for (; j0 + kT <= n; j0 += kT) {
@@ -84,9 +83,8 @@ static inline void dot_rows_transposed(const float* __restrict a, const float* _
 /// y[c] += sum_r w[r * w_stride] * x[r * ld + c] for c < d_len, r < n: y's old value first, then
 /// the terms in increasing r (a column tile of y held in registers over all r). The bits do not
 /// depend on the tiling.
-static inline void weighted_row_sum(const float* __restrict w, std::int64_t w_stride,
-                                    const float* __restrict x, std::int64_t ld, std::int64_t n,
-                                    std::int64_t d_len, float* __restrict y) {
+static inline void weighted_row_sum(const float* __restrict w, std::int64_t w_stride, const float* __restrict x,
+                                    std::int64_t ld, std::int64_t n, std::int64_t d_len, float* __restrict y) {
   constexpr std::int64_t kT = kAttentionTile;
   std::int64_t c0 = 0;
   for (; c0 + kT <= d_len; c0 += kT) {

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <string>
 
-#include "ampkit/device/cpu.hpp"
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cpu.hpp"
 
 namespace ampkit {
 namespace {
@@ -26,8 +26,7 @@ CpuFeatures detect() {
   CpuFeatures f;
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
-  const bool fma = ecx & (1u << 12), osxsave = ecx & (1u << 27), avx = ecx & (1u << 28),
-             f16c = ecx & (1u << 29);
+  const bool fma = ecx & (1u << 12), osxsave = ecx & (1u << 27), avx = ecx & (1u << 28), f16c = ecx & (1u << 29);
   if (!osxsave || !avx) return f;
   const std::uint64_t xcr0 = read_xcr0();
   const bool ymm_state = (xcr0 & 0x6) == 0x6;
@@ -59,8 +58,7 @@ std::once_flag g_env_once;
 void check_supported(Isa isa, const char* what) {
   const Isa best = cpu_features().best();
   if (static_cast<int>(isa) > static_cast<int>(best))
-    fail(what, "ISA '", isa_name(isa), "' is not supported by this machine (best available: '",
-         isa_name(best), "')");
+    fail(what, "ISA '", isa_name(isa), "' is not supported by this machine (best available: '", isa_name(best), "')");
 }
 
 }  // namespace
@@ -118,8 +116,7 @@ Isa active_isa() {
 
 void set_isa_cap(Isa isa) {
   if (isa != Isa::ref && isa != Isa::avx2 && isa != Isa::avx512 && isa != Isa::amx)
-    fail("set_isa_cap", "isa must be ref, avx2, avx512 or amx, but got the value ",
-         static_cast<int>(isa));
+    fail("set_isa_cap", "isa must be ref, avx2, avx512 or amx, but got the value ", static_cast<int>(isa));
   check_supported(isa, "set_isa_cap");
   g_isa_cap.store(static_cast<int>(isa));
 }

@@ -1,7 +1,7 @@
 // AVX2 bulk conversion (core layer): F16C for f16, integer round-to-nearest-even for bf16.
-#include "ops/convert/convert_kernels.hpp"
 #include "core/element.hpp"
 #include "cpu/simd/simd_avx2.hpp"
+#include "ops/convert/convert_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -16,9 +16,7 @@ void convert_rows_avx2(const void* src, void* dst, std::int64_t n) {
 }  // namespace
 
 void convert_avx2(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  visit_dtype(from, [&]<DType F>() {
-    visit_dtype(to, [&]<DType T>() { convert_rows_avx2<F, T>(src, dst, n); });
-  });
+  visit_dtype(from, [&]<DType F>() { visit_dtype(to, [&]<DType T>() { convert_rows_avx2<F, T>(src, dst, n); }); });
 }
 
 }  // namespace ampkit::cpu

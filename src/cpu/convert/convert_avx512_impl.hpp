@@ -20,9 +20,7 @@ void convert_rows_avx512(const void* src, void* dst, std::int64_t n) {
 
 // The one place the runtime dtypes become template parameters.
 void convert_dispatch_avx512(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  visit_dtype(from, [&]<DType F>() {
-    visit_dtype(to, [&]<DType T>() { convert_rows_avx512<F, T>(src, dst, n); });
-  });
+  visit_dtype(from, [&]<DType F>() { visit_dtype(to, [&]<DType T>() { convert_rows_avx512<F, T>(src, dst, n); }); });
 }
 
 }  // namespace

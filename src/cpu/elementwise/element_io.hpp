@@ -54,8 +54,7 @@ static inline void store_double(void* base, DType t, std::int64_t i, double v) {
 }
 
 /// Byte address of row r of a [rows, n] operand with `row_stride` elements between rows.
-static inline const void* row_address(const void* base, DType t, std::int64_t row_stride,
-                                      std::int64_t r) {
+static inline const void* row_address(const void* base, DType t, std::int64_t row_stride, std::int64_t r) {
   return static_cast<const char*>(base) + r * row_stride * static_cast<std::int64_t>(dtype_size(t));
 }
 static inline void* row_address(void* base, DType t, std::int64_t row_stride, std::int64_t r) {

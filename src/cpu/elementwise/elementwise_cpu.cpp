@@ -29,8 +29,7 @@ void run_tiles(const ElementwiseProblem& p) {
     void* out = row_address(p.out, O, p.out_row_stride, r);
     if constexpr (kAdd) {
       const void* b = row_address(p.b.data, B, p.b.row_stride, r);
-      for (std::int64_t j = c0; j < c1; ++j)
-        store_as<O>(out, j, load_as<A>(a, j) + load_as<B>(b, j));
+      for (std::int64_t j = c0; j < c1; ++j) store_as<O>(out, j, load_as<A>(a, j) + load_as<B>(b, j));
     } else {
       const float alpha = p.alpha;
       for (std::int64_t j = c0; j < c1; ++j) store_as<O>(out, j, alpha * load_as<A>(a, j));

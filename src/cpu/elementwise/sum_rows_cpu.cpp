@@ -43,9 +43,7 @@ void sum_rows_typed(const SumRowsProblem& p) {
 }  // namespace
 
 void sum_rows_cpu(const SumRowsProblem& p) {
-  visit_dtype(p.x_dtype, [&]<DType X>() {
-    visit_dtype(p.out_dtype, [&]<DType O>() { sum_rows_typed<X, O>(p); });
-  });
+  visit_dtype(p.x_dtype, [&]<DType X>() { visit_dtype(p.out_dtype, [&]<DType O>() { sum_rows_typed<X, O>(p); }); });
 }
 
 }  // namespace ampkit::cpu

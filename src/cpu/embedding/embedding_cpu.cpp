@@ -106,8 +106,7 @@ void backward_typed(const EmbeddingBackwardProblem& p, const TokenOrder& o) {
   }
   const std::int64_t chunks = (p.dim + kEmbeddingColumns - 1) / kEmbeddingColumns;
   const std::int64_t tiles = o.hits * chunks;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(ampkit::num_threads()) \
-    if (parallel && tiles > 1)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(ampkit::num_threads()) if (parallel && tiles > 1)
   for (std::int64_t tile = 0; tile < tiles; ++tile) {
     const std::int64_t v = o.hit[tile / chunks];
     const std::int64_t j0 = (tile % chunks) * kEmbeddingColumns;
@@ -119,8 +118,7 @@ void backward_typed(const EmbeddingBackwardProblem& p, const TokenOrder& o) {
     }
     void* dst = row_address(p.dtable, D, p.dtable_row_stride, v);
     if (p.accumulate) {
-      for (std::int64_t j = 0; j < width; ++j)
-        store_as<D>(dst, j0 + j, load_as<D>(dst, j0 + j) + sum[j]);
+      for (std::int64_t j = 0; j < width; ++j) store_as<D>(dst, j0 + j, load_as<D>(dst, j0 + j) + sum[j]);
     } else {
       for (std::int64_t j = 0; j < width; ++j) store_as<D>(dst, j0 + j, sum[j]);
     }
@@ -130,16 +128,13 @@ void backward_typed(const EmbeddingBackwardProblem& p, const TokenOrder& o) {
 }  // namespace
 
 void embedding_forward_cpu(const EmbeddingForwardProblem& p) {
-  visit_dtype(p.table_dtype, [&]<DType T>() {
-    visit_dtype(p.out_dtype, [&]<DType O>() { forward_typed<T, O>(p); });
-  });
+  visit_dtype(p.table_dtype, [&]<DType T>() { visit_dtype(p.out_dtype, [&]<DType O>() { forward_typed<T, O>(p); }); });
 }
 
 void embedding_backward_cpu(const EmbeddingBackwardProblem& p) {
   const TokenOrder order = sort_tokens(p);  // may throw out_of_memory; nothing written yet
-  visit_dtype(p.dout_dtype, [&]<DType G>() {
-    visit_dtype(p.dtable_dtype, [&]<DType D>() { backward_typed<G, D>(p, order); });
-  });
+  visit_dtype(p.dout_dtype,
+              [&]<DType G>() { visit_dtype(p.dtable_dtype, [&]<DType D>() { backward_typed<G, D>(p, order); }); });
 }
 
 }  // namespace ampkit::cpu

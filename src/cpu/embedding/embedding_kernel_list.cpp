@@ -7,18 +7,15 @@ namespace ampkit::cpu {
 std::span<const EmbeddingForwardEntry> embedding_forward_kernels() {
   static const EmbeddingForwardEntry kernels[] = {
       {"embedding_fwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, embedding_forward_cpu},
-      {"embedding_fwd_reference", {Device::cpu, Isa::ref, false}, nullptr,
-       embedding_forward_reference},
+      {"embedding_fwd_reference", {Device::cpu, Isa::ref, false}, nullptr, embedding_forward_reference},
   };
   return kernels;
 }
 
 std::span<const EmbeddingBackwardEntry> embedding_backward_kernels() {
   static const EmbeddingBackwardEntry kernels[] = {
-      {"embedding_bwd_sorted64_cpu", {Device::cpu, Isa::ref, false}, nullptr,
-       embedding_backward_cpu},
-      {"embedding_bwd_reference", {Device::cpu, Isa::ref, false}, nullptr,
-       embedding_backward_reference},
+      {"embedding_bwd_sorted64_cpu", {Device::cpu, Isa::ref, false}, nullptr, embedding_backward_cpu},
+      {"embedding_bwd_reference", {Device::cpu, Isa::ref, false}, nullptr, embedding_backward_reference},
   };
   return kernels;
 }

@@ -34,8 +34,8 @@ void embedding_backward_reference(const EmbeddingBackwardProblem& p) {
     void* dst = row_address(p.dtable, p.dtable_dtype, p.dtable_row_stride, v);
     for (std::int64_t j = 0; j < p.dim; ++j) {
       const double old = p.accumulate ? double{load_element(dst, p.dtable_dtype, j)} : 0.0;
-      store_double(dst, p.dtable_dtype, j, p.accumulate ? old + sum[static_cast<std::size_t>(j)]
-                                                         : sum[static_cast<std::size_t>(j)]);
+      store_double(dst, p.dtable_dtype, j,
+                   p.accumulate ? old + sum[static_cast<std::size_t>(j)] : sum[static_cast<std::size_t>(j)]);
     }
   }
 }

@@ -28,9 +28,9 @@
 
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
-#include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
+#include "cpu/math/gelu_math.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -49,12 +49,10 @@ struct OperandView {
 };
 
 static inline OperandView view_of_a(const GemmArgs& a) {
-  return {static_cast<const unsigned char*>(a.a), a.a_dtype, a.op_a == Op::N ? 1 : a.lda,
-          a.op_a == Op::N ? a.lda : 1};
+  return {static_cast<const unsigned char*>(a.a), a.a_dtype, a.op_a == Op::N ? 1 : a.lda, a.op_a == Op::N ? a.lda : 1};
 }
 static inline OperandView view_of_b(const GemmArgs& a) {
-  return {static_cast<const unsigned char*>(a.b), a.b_dtype, a.op_b == Op::N ? a.ldb : 1,
-          a.op_b == Op::N ? 1 : a.ldb};
+  return {static_cast<const unsigned char*>(a.b), a.b_dtype, a.op_b == Op::N ? a.ldb : 1, a.op_b == Op::N ? 1 : a.ldb};
 }
 
 // The fp16 mode on a block of widened f16 values: count subnormals, flush or round to bf16.
@@ -121,7 +119,8 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
         for (std::int64_t g = 0; g < whole; g += KGroup)
           std::memcpy(dst + g * R + r * KGroup, run + g, KGroup * sizeof(std::uint16_t));
         if (whole < k)
-          std::memcpy(dst + whole * R + r * KGroup, run + whole, static_cast<std::size_t>(k - whole) * sizeof(std::uint16_t));
+          std::memcpy(dst + whole * R + r * KGroup, run + whole,
+                      static_cast<std::size_t>(k - whole) * sizeof(std::uint16_t));
       }
       return 0;
     }
@@ -169,7 +168,8 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
         std::uint16_t* out = dst + (k0 + g) * R;
         for (std::int64_t r = 0; r < R; ++r)
           for (std::int64_t t = 0; t < run; ++t)
-            out[r * KGroup + t] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(block[(g + t) * R + r]) >> 16);
+            out[r * KGroup + t] =
+                static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(block[(g + t) * R + r]) >> 16);
       }
     } else {
       // Values are exactly bf16 here (bf16 operands or f16 rounded by alt): keep the top halves,
@@ -234,8 +234,8 @@ struct ActDGelu {
 // What the epilogue of every tile needs, fixed for the call.
 struct EpilogueContext {
   const GemmProblem* p;
-  const float* bias;      // fp32 copy, padded with zeros to whole slivers (or null)
-  float* grad_partials;   // [n_slivers][m_padded] row sums per NR sliver (or null)
+  const float* bias;     // fp32 copy, padded with zeros to whole slivers (or null)
+  float* grad_partials;  // [n_slivers][m_padded] row sums per NR sliver (or null)
   std::int64_t m_padded;
 };
 
@@ -300,11 +300,10 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
       for (std::int64_t i = 0; i < MR; ++i) x[i] += b[i];
     }
     if (p.aux_out)
-      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, x, mv,
-                      p.flush, subnormal_outputs);
+      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, x, mv, p.flush,
+                      subnormal_outputs);
     if constexpr (Act::kReadsAux) {
-      T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, mv,
-                  other);
+      T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, mv, other);
       Act::apply(x, other, MR);
     } else {
       Act::apply(x, nullptr, MR);
@@ -322,8 +321,8 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
 // Bias gradients after the tiles: rows_of_d sums the per-sliver partials[js][i] (js < parts,
 // row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
 // (gemm_operand_sums). totals: scratch of max(m, n) doubles.
-static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts,
-                             std::int64_t m_padded, double* totals) {
+static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts, std::int64_t m_padded,
+                             double* totals) {
   if (p.bias_grad == GemmBiasGrad::none) return;
   const std::int64_t m = p.args.m;
   if (p.bias_grad == GemmBiasGrad::rows_of_d) {
@@ -358,7 +357,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t k_span = KC > 0 ? imin(kp, KC) : kp;
   const std::int64_t sliver_bytes = imax(1, k_span * MR * static_cast<std::int64_t>(sizeof(Packed)));
   std::int64_t mc = imax(1, imin(16, (512 * 1024) / sliver_bytes));  // in A slivers
-  std::int64_t nc = KC > 0 ? 4 : 32;                                  // in B slivers
+  std::int64_t nc = KC > 0 ? 4 : 32;                                 // in B slivers
   mc = imin(mc, imax(1, m_slivers));
   nc = imin(nc, imax(1, n_slivers));
   const bool parallel = threads > 1 && m * n * imax(k, 16) >= (1 << 18);
@@ -384,8 +383,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   Packed* packed_b = reinterpret_cast<Packed*>(ws + a_bytes);
   float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
   float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
-  float* parked = KC > 0 ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes)
-                         : nullptr;
+  float* parked =
+      KC > 0 ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes) : nullptr;
   if (bias != nullptr) {
     T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
@@ -432,7 +431,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         for (std::int64_t js = jb * nc; js < js_end; ++js) {
           for (std::int64_t is = ib * mc; is < is_end; ++is) {
             T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
-            epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js, sub_out);
+            epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js,
+                                  sub_out);
           }
         }
       }
@@ -440,7 +440,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   };
   std::int64_t sub_in = 0, sub_out = 0;
   if (parallel) {
-#pragma omp parallel num_threads(static_cast<int>(threads)) reduction(+ : sub_in, sub_out)
+#pragma omp parallel num_threads(static_cast <int>(threads)) reduction(+ : sub_in, sub_out)
     work(sub_in, sub_out);
   } else {
     work(sub_in, sub_out);

@@ -80,8 +80,8 @@ float operand_value(const void* base, std::int64_t idx) {
 // the block sums added in double. Rows go kRows at a time with their chains interleaved (the same
 // order per row, so the same bits; one dependent fp32 chain per row would stall on add latency).
 template <DType T>
-void operand_sums(const void* base, std::int64_t length,
-                  std::int64_t k, std::int64_t r_stride, std::int64_t k_stride, double* sums) {
+void operand_sums(const void* base, std::int64_t length, std::int64_t k, std::int64_t r_stride, std::int64_t k_stride,
+                  double* sums) {
   constexpr std::int64_t kBlock = 256, kRows = 8;
   const std::int64_t groups = (length + kRows - 1) / kRows;
   const auto sum_group = [&](std::int64_t g) {
@@ -91,8 +91,7 @@ void operand_sums(const void* base, std::int64_t length,
       const std::int64_t k1 = k0 + kBlock < k ? k0 + kBlock : k;
       float block[kRows] = {};
       for (std::int64_t kk = k0; kk < k1; ++kk)
-        for (std::int64_t j = 0; j < rows; ++j)
-          block[j] += operand_value<T>(base, (r0 + j) * r_stride + kk * k_stride);
+        for (std::int64_t j = 0; j < rows; ++j) block[j] += operand_value<T>(base, (r0 + j) * r_stride + kk * k_stride);
       for (std::int64_t j = 0; j < rows; ++j) total[j] += block[j];
     }
     for (std::int64_t j = 0; j < rows; ++j) sums[r0 + j] = total[j];

@@ -8,9 +8,9 @@
 
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
-#include "cpu/math/gelu_math.hpp"
 #include "cpu/gemm/gemm_output.hpp"
+#include "cpu/math/gelu_math.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -76,7 +76,9 @@ void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
         case GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
         case GemmActivation::gelu: x = gelu(x, e.gelu); break;
         case GemmActivation::drelu: x = load_element(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
-        case GemmActivation::dgelu: x *= gelu_derivative(load_element(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu); break;
+        case GemmActivation::dgelu:
+          x *= gelu_derivative(load_element(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu);
+          break;
       }
       if (p.bias_grad == GemmBiasGrad::rows_of_d) bias_sums[i] += x;
       gemm_store_rounded(a.d, i + j * a.ldd, a.d_dtype, x, p.flush, counters);

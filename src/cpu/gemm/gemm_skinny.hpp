@@ -87,8 +87,8 @@ static inline typename V::Vec weights_mode(typename V::Vec x, SkinnyMode mode, s
 //   acc[s * acc_ld + r] (+)= sum_kk W(r, kk) * S(kk, s)   (r < R*L, s < NC; first: = instead)
 // W(r, kk) at w[(r + kk * ldw) * size]; rows >= valid read as 0; S packed [k][s_ld].
 template <class V, DType WT, int NC, int R>
-static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
-                        std::int64_t k1, std::int64_t k_total, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
+static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0, std::int64_t k1,
+                        std::int64_t k_total, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
                         std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
   using Vec = typename V::Vec;
   constexpr std::int64_t L = V::kLanes;
@@ -133,10 +133,9 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
 // and when last: acc[j * acc_ld + q] = V::reduce_add of those lanes. W(q, kk) at
 // w[(kk + q * ldw) * size]; rows q >= valid give 0; S(kk, j) at s[(kk / L) * s_step + j * L + kk % L].
 template <class V, DType WT, int NC, int R>
-static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0,
-                       std::int64_t k1, const float* s, std::int64_t s_step, SkinnyMode mode, bool first, bool last,
-                       std::int64_t& subnormals, float* lanes, std::int64_t lanes_ld, float* acc,
-                       std::int64_t acc_ld) {
+static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0, std::int64_t k1,
+                       const float* s, std::int64_t s_step, SkinnyMode mode, bool first, bool last,
+                       std::int64_t& subnormals, float* lanes, std::int64_t lanes_ld, float* acc, std::int64_t acc_ld) {
   using Vec = typename V::Vec;
   constexpr std::int64_t L = V::kLanes;
   constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
@@ -216,8 +215,7 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
           for (std::int64_t g = 0; g < groups; ++g)
             skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k0, k1,
                                      s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, g == 0 ? subnormals : ignored,
-                                     lanes + ((r - rb) * cols + g * NC) * L, cols, acc + g * NC * acc_ld + r,
-                                     acc_ld);
+                                     lanes + ((r - rb) * cols + g * NC) * L, cols, acc + g * NC * acc_ld + r, acc_ld);
       }
     }
   } else {
@@ -225,8 +223,8 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
       const std::int64_t k1 = k0 + kAxpyKb < k ? k0 + kAxpyKb : k;
       for (std::int64_t r = 0; r < span; r += R * L)
         for (std::int64_t g = 0; g < groups; ++g)
-          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols,
-                                    mode, k0 == 0, g == 0 ? subnormals : ignored, acc + g * NC * acc_ld + r, acc_ld);
+          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols, mode,
+                                    k0 == 0, g == 0 ? subnormals : ignored, acc + g * NC * acc_ld + r, acc_ld);
     }
   }
 }
@@ -279,8 +277,8 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::size_t tile_bytes = by_rows ? 0 : static_cast<std::size_t>(MR * kRb) * 4;
   const std::size_t lanes_bytes = static_cast<std::size_t>(kDotRows * kSkinnyMax * V::kLanes) * 4;
   const std::size_t thread_bytes = acc_bytes + tile_bytes + lanes_bytes;
-  unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(
-      s_bytes + bias_bytes + grad_bytes + totals_bytes + static_cast<std::size_t>(threads) * thread_bytes));
+  unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(s_bytes + bias_bytes + grad_bytes + totals_bytes +
+                                                                 static_cast<std::size_t>(threads) * thread_bytes));
   unsigned char* scratch = ws + s_bytes + bias_bytes + grad_bytes + totals_bytes;
   float* small = reinterpret_cast<float*>(ws);
   float* bias = p.has_bias ? reinterpret_cast<float*>(ws + s_bytes) : nullptr;
@@ -305,33 +303,33 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   // The work of one team member (the worksharing loop splits it when a team runs it); a call
   // that runs on one thread enters no parallel region.
   const auto work = [&](std::int64_t& sub_in, std::int64_t& sub_out) {
-  unsigned char* mine = scratch + static_cast<std::size_t>(omp_get_thread_num()) * thread_bytes;
-  float* acc = reinterpret_cast<float*>(mine);
-  float* tile = reinterpret_cast<float*>(mine + acc_bytes);
-  float* lanes = reinterpret_cast<float*>(mine + acc_bytes + tile_bytes);
+    unsigned char* mine = scratch + static_cast<std::size_t>(omp_get_thread_num()) * thread_bytes;
+    float* acc = reinterpret_cast<float*>(mine);
+    float* tile = reinterpret_cast<float*>(mine + acc_bytes);
+    float* lanes = reinterpret_cast<float*>(mine + acc_bytes + tile_bytes);
 #pragma omp for schedule(static)
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
-    const std::int64_t r0 = blk * kRb;
-    const std::int64_t rows = imin(kRb, wrows - r0);
-    const std::int64_t rows_up = ceil_div(rows, MR) * MR;
-    run_rows(w, r0, rows, rows_up < kRb ? rows_up : kRb, k, groups, small, cols, mode, sub_in, lanes, acc, kRb);
-    if (by_rows) {
-      // acc is D's rows [r0, r0 + rows) x all n columns, leading dimension kRb.
-      for (std::int64_t i = 0; i < rows; i += MR)
-        epilogue_tile<T, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
-    } else {
-      // Transposed into an MR x rows tile of D (rows >= m of the tile are zero, never stored).
-      for (std::int64_t j = 0; j < rows; ++j) {
-        for (std::int64_t i = 0; i < m; ++i) tile[j * MR + i] = acc[i * kRb + j];
-        for (std::int64_t i = m; i < MR; ++i) tile[j * MR + i] = 0.0f;
+    for (std::int64_t blk = 0; blk < blocks; ++blk) {
+      const std::int64_t r0 = blk * kRb;
+      const std::int64_t rows = imin(kRb, wrows - r0);
+      const std::int64_t rows_up = ceil_div(rows, MR) * MR;
+      run_rows(w, r0, rows, rows_up < kRb ? rows_up : kRb, k, groups, small, cols, mode, sub_in, lanes, acc, kRb);
+      if (by_rows) {
+        // acc is D's rows [r0, r0 + rows) x all n columns, leading dimension kRb.
+        for (std::int64_t i = 0; i < rows; i += MR)
+          epilogue_tile<T, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
+      } else {
+        // Transposed into an MR x rows tile of D (rows >= m of the tile are zero, never stored).
+        for (std::int64_t j = 0; j < rows; ++j) {
+          for (std::int64_t i = 0; i < m; ++i) tile[j * MR + i] = acc[i * kRb + j];
+          for (std::int64_t i = m; i < MR; ++i) tile[j * MR + i] = 0.0f;
+        }
+        epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
       }
-      epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
     }
-  }
   };
   std::int64_t sub_in = packed_subnormals, sub_out = 0;
   if (parallel) {
-#pragma omp parallel num_threads(static_cast<int>(threads)) reduction(+ : sub_in, sub_out)
+#pragma omp parallel num_threads(static_cast <int>(threads)) reduction(+ : sub_in, sub_out)
     work(sub_in, sub_out);
   } else {
     work(sub_in, sub_out);

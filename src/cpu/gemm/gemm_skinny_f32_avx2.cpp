@@ -43,8 +43,8 @@ struct SkinnyAvx2 {
       const __m256i rounded =
           _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(v, _mm256_set1_epi32(0x7fff)), lsb), hi);
       const __m256i quiet = _mm256_and_si256(_mm256_or_si256(v, _mm256_set1_epi32(0x00400000)), hi);
-      const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff)),
-                                             _mm256_set1_epi32(0x7f800000));
+      const __m256i nan =
+          _mm256_cmpgt_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
       x = _mm256_castsi256_ps(_mm256_blendv_epi8(rounded, quiet, nan));
     }
     return x;

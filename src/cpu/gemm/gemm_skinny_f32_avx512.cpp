@@ -53,8 +53,8 @@ struct SkinnyAvx512 {
       const __m512i rounded =
           _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(v, _mm512_set1_epi32(0x7fff)), lsb), hi);
       const __m512i quiet = _mm512_and_si512(_mm512_or_si512(v, _mm512_set1_epi32(0x00400000)), hi);
-      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff)),
-                                                   _mm512_set1_epi32(0x7f800000));
+      const __mmask16 nan =
+          _mm512_cmpgt_epu32_mask(_mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
       x = _mm512_castsi512_ps(_mm512_mask_mov_epi32(rounded, nan, quiet));
     }
     return x;

@@ -50,8 +50,8 @@ struct Bf16Amx : IoAvx512 {
     _tile_loadconfig(&config);
   }
 
-  static inline void ukernel_part(std::int64_t kc, const std::uint16_t* a, const std::uint16_t* b,
-                                  float* tile, bool accumulate) {
+  static inline void ukernel_part(std::int64_t kc, const std::uint16_t* a, const std::uint16_t* b, float* tile,
+                                  bool accumulate) {
     if (accumulate) {
       _tile_loadd(0, tile, 128);
       _tile_loadd(1, tile + 16, 128);
@@ -84,8 +84,6 @@ struct Bf16Amx : IoAvx512 {
 
 }  // namespace
 
-void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters) {
-  gemm_run<Bf16Amx>(problem, counters);
-}
+void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters) { gemm_run<Bf16Amx>(problem, counters); }
 
 }  // namespace ampkit::cpu

@@ -41,8 +41,6 @@ struct F32Avx2 : IoAvx2 {
 
 }  // namespace
 
-void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters) {
-  gemm_run<F32Avx2>(problem, counters);
-}
+void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters) { gemm_run<F32Avx2>(problem, counters); }
 
 }  // namespace ampkit::cpu

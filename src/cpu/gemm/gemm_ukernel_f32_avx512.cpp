@@ -43,8 +43,6 @@ struct F32Avx512 : IoAvx512 {
 
 }  // namespace
 
-void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters) {
-  gemm_run<F32Avx512>(problem, counters);
-}
+void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters) { gemm_run<F32Avx512>(problem, counters); }
 
 }  // namespace ampkit::cpu

@@ -45,8 +45,8 @@ static inline float exp_f32(float x) {
   constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   const float t = x * 1.44269504088896341f + kShifter;
   const float n = t - kShifter;
-  const std::int32_t ni = static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(t) -
-                                                    std::bit_cast<std::uint32_t>(kShifter));
+  const std::int32_t ni =
+      static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(kShifter));
   float r = x - n * 0.693359375f;  // ln2 high part (9 bits: n * hi is exact)
   r = r - n * -2.12194440e-4f;     // ln2 low part
   float p = 1.0f / 5040.0f;
@@ -63,10 +63,10 @@ static inline float exp_f32(float x) {
   return p * s1 * s2;
 }
 
-constexpr float kSqrt2OverPi = 0.797884560802865f;   // sqrt(2/pi)
+constexpr float kSqrt2OverPi = 0.797884560802865f;  // sqrt(2/pi)
 constexpr float kGeluCubic = 0.044715f;
 constexpr float kInvSqrt2 = 0.707106781186547f;
-constexpr float kInvSqrt2Pi = 0.398942280401433f;    // 1/sqrt(2 pi)
+constexpr float kInvSqrt2Pi = 0.398942280401433f;  // 1/sqrt(2 pi)
 
 /// sigmoid(2u) = 0.5 (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), computed as
 /// 1 / (1 + e^(-2u)): no cancellation, exact limits 0 and 1.
@@ -120,9 +120,7 @@ static inline float gelu_tanh_derivative(float x) {
 }
 
 /// d/dx gelu_erf = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi).
-static inline float gelu_erf_derivative(float x) {
-  return gelu_erf_gate(x) + x * kInvSqrt2Pi * exp_f32(-0.5f * x * x);
-}
+static inline float gelu_erf_derivative(float x) { return gelu_erf_gate(x) + x * kInvSqrt2Pi * exp_f32(-0.5f * x * x); }
 
 /// relu(x) = max(x, 0); NaN propagates.
 static inline float relu(float x) { return x < 0.0f ? 0.0f : x; }

@@ -8,8 +8,8 @@
 
 #include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
-#include "ops/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"
+#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -33,13 +33,11 @@ constexpr std::int64_t kNormBlocksPerThreadPerWave = 2;
 // x - mean (f32) to `wide` ([2][kR][n], per-thread scratch in L1) and pass 2 reads them: the same
 // values, computed once. (Measured: faster for n = 56, slower for n = 4096, where the extra
 // stores compete with the dgamma/dbeta partials for L1.)
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads,
-          int kR>
-[[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x,
-                                                      const float* mean, const float* rstd,
-                                                      const void* gamma, void* dx, float* pdg,
-                                                      float* pdb, std::int64_t n, float inv_n,
-                                                      std::int64_t rows_after, float* wide) {
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool kDx, bool kGrads, int kR>
+[[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x, const float* mean,
+                                                      const float* rstd, const void* gamma, void* dx, float* pdg,
+                                                      float* pdb, std::int64_t n, float inv_n, std::int64_t rows_after,
+                                                      float* wide) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   constexpr bool kWide = kDx && X != DType::f32 && kR > 1;
@@ -47,11 +45,11 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
 #pragma GCC unroll 8
     for (int q = 0; q < kR; ++q) {
       const void* dyq = row_ptr<X>(dy, q, n);
-      for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-        const V d = O::template load<X>(dyq, i, k);
-        O::template store<DType::f32>(
-            pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
-      });
+      for_row<O>(
+          n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+            const V d = O::template load<X>(dyq, i, k);
+            O::template store<DType::f32>(pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
+          });
     }
   } else {
     auto g_at = [&](std::int64_t i, std::int64_t k, V d) __attribute__((always_inline)) {
@@ -67,26 +65,25 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
       float* const wg = kWide ? wide + q * n : nullptr;
       float* const wx = kWide ? wide + (kR + q) * n : nullptr;
       sg[q][0] = sg[q][1] = sgx[q][0] = sgx[q][1] = O::zero();
-      for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-        const V d = O::template load<X>(dyq, i, k);  // lanes past the tail: 0, so g = 0 there
-        V xh = O::template load<X>(xq, i, k);
-        if constexpr (!kRms) xh = O::sub(xh, mv);
-        if constexpr (kWide) O::template store<DType::f32>(wx, i, xh, k);
-        xh = O::mul(xh, rv);
-        if constexpr (kDx) {
-          const V g = g_at(i, k, d);
-          if constexpr (kWide) O::template store<DType::f32>(wg, i, g, k);
-          if constexpr (!kRms) sg[q][s] = O::add(sg[q][s], g);
-          sgx[q][s] = O::fmadd(g, xh, sgx[q][s]);
-        }
-        if constexpr (kGrads) {
-          O::template store<DType::f32>(
-              pdg, i, O::fmadd(d, xh, O::template load<DType::f32>(pdg, i, kL)), kL);
-          if constexpr (!kRms)
-            O::template store<DType::f32>(
-                pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
-        }
-      });
+      for_row<O>(
+          n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+            const V d = O::template load<X>(dyq, i, k);  // lanes past the tail: 0, so g = 0 there
+            V xh = O::template load<X>(xq, i, k);
+            if constexpr (!kRms) xh = O::sub(xh, mv);
+            if constexpr (kWide) O::template store<DType::f32>(wx, i, xh, k);
+            xh = O::mul(xh, rv);
+            if constexpr (kDx) {
+              const V g = g_at(i, k, d);
+              if constexpr (kWide) O::template store<DType::f32>(wg, i, g, k);
+              if constexpr (!kRms) sg[q][s] = O::add(sg[q][s], g);
+              sgx[q][s] = O::fmadd(g, xh, sgx[q][s]);
+            }
+            if constexpr (kGrads) {
+              O::template store<DType::f32>(pdg, i, O::fmadd(d, xh, O::template load<DType::f32>(pdg, i, kL)), kL);
+              if constexpr (!kRms)
+                O::template store<DType::f32>(pdb, i, O::add(O::template load<DType::f32>(pdb, i, kL), d), kL);
+            }
+          });
     }
     if constexpr (kDx) {
 #pragma GCC unroll 8
@@ -103,23 +100,24 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
         const bool prefetch = kR == 1 && rows_after > 0;
         const void* dy_next = row_ptr<X>(dy, 1, n);
         const void* x_next = row_ptr<X>(x, 1, n);
-        for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-          if (prefetch) {
-            O::prefetch(dy_next, i * static_cast<std::int64_t>(dtype_size(X)));
-            O::prefetch(x_next, i * static_cast<std::int64_t>(dtype_size(X)));
-          }
-          V g, xm;
-          if constexpr (kWide) {
-            g = O::template load<DType::f32>(wide + q * n, i, k);
-            xm = O::template load<DType::f32>(wide + (kR + q) * n, i, k);  // x - mean
-          } else {
-            g = g_at(i, k, O::template load<X>(dyq, i, k));
-            xm = O::template load<X>(xq, i, k);
-            if constexpr (!kRms) xm = O::sub(xm, mv);
-          }
-          const V t = kRms ? O::mul(xm, c2) : O::fmadd(xm, c2, c1);
-          O::template store<X>(dxq, i, O::fmsub(g, rv, t), k);
-        });
+        for_row<O>(
+            n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+              if (prefetch) {
+                O::prefetch(dy_next, i * static_cast<std::int64_t>(dtype_size(X)));
+                O::prefetch(x_next, i * static_cast<std::int64_t>(dtype_size(X)));
+              }
+              V g, xm;
+              if constexpr (kWide) {
+                g = O::template load<DType::f32>(wide + q * n, i, k);
+                xm = O::template load<DType::f32>(wide + (kR + q) * n, i, k);  // x - mean
+              } else {
+                g = g_at(i, k, O::template load<X>(dyq, i, k));
+                xm = O::template load<X>(xq, i, k);
+                if constexpr (!kRms) xm = O::sub(xm, mv);
+              }
+              const V t = kRms ? O::mul(xm, c2) : O::fmadd(xm, c2, c1);
+              O::template store<X>(dxq, i, O::fmsub(g, rv, t), k);
+            });
       }
     }
   }
@@ -129,11 +127,9 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
 // q's sums a and b in lane q (O::sums), otherwise the arithmetic of backward_row_group (the same
 // bits); block partials pdg/pdb updated row after row, in row order. Shapes as there.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGrads>
-[[gnu::always_inline]] inline void backward_short_rows(const void* dy, const void* x,
-                                                       const float* mean, const float* rstd,
-                                                       const void* gamma, void* dx, float* pdg,
-                                                       float* pdb, std::int64_t n,
-                                                       std::int64_t count, float inv_n) {
+[[gnu::always_inline]] inline void backward_short_rows(const void* dy, const void* x, const float* mean,
+                                                       const float* rstd, const void* gamma, void* dx, float* pdg,
+                                                       float* pdb, std::int64_t n, std::int64_t count, float inv_n) {
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
   V g[kL], xm[kL], gx[kL];
@@ -173,8 +169,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGra
 #pragma GCC unroll 16
     for (int q = 0; q < kL; ++q) {
       if (q >= count) break;
-      const V t = kRms ? O::mul(xm[q], O::lane(c2, q))
-                       : O::fmadd(xm[q], O::lane(c2, q), O::lane(c1, q));
+      const V t = kRms ? O::mul(xm[q], O::lane(c2, q)) : O::fmadd(xm[q], O::lane(c2, q), O::lane(c1, q));
       O::template store<X>(row_ptr<X>(dx, q, n), 0, O::fmsub(g[q], O::lane(r, q), t), n);
     }
   }
@@ -194,32 +189,30 @@ void backward_rows(const NormBackwardProblem& p) {
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   const float inv_n = 1.0f / static_cast<float>(n);
   // Rows [r0, r0 + kR).
-  auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb,
-                                                    float* wide) __attribute__((always_inline)) {
+  auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb, float* wide)
+      __attribute__((always_inline)) {
     backward_row_group<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads, kR>(
-        row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr,
-        p.mean ? p.mean + r0 : nullptr, p.rstd ? p.rstd + r0 : nullptr, p.gamma,
-        kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n, rows - r0 - kR, wide);
+        row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr, p.mean ? p.mean + r0 : nullptr,
+        p.rstd ? p.rstd + r0 : nullptr, p.gamma, kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n,
+        rows - r0 - kR, wide);
   };
   // Rows [begin, end): groups of kLanes rows across lanes when n <= kLanes (x needed), else
   // groups of kNormRowGroup when rows are short, then the rest one by one.
-  auto row_range = [&]<bool kDx, bool kGrads>(std::int64_t begin, std::int64_t end, float* pdg,
-                                              float* pdb) __attribute__((always_inline)) {
+  auto row_range = [&]<bool kDx, bool kGrads>(std::int64_t begin, std::int64_t end, float* pdg, float* pdb)
+      __attribute__((always_inline)) {
     std::int64_t r = begin;
     if constexpr (kNeedX) {
       if (n <= kL) {
         for (; r < end; r += kL)
           backward_short_rows<O, X, P, kRms, kGamma, kDx, kGrads>(
-              row_ptr<X>(p.dy, r, n), row_ptr<X>(p.x, r, n), p.mean ? p.mean + r : nullptr,
-              p.rstd + r, p.gamma, kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n,
-              min_i64(kL, end - r), inv_n);
+              row_ptr<X>(p.dy, r, n), row_ptr<X>(p.x, r, n), p.mean ? p.mean + r : nullptr, p.rstd + r, p.gamma,
+              kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n, min_i64(kL, end - r), inv_n);
         return;
       }
     }
     // g and x - mean of widened rows (see backward_row_group).
-    float* const wide = kDx && kNeedX && X != DType::f32 && n <= kNormShortRow
-                            ? norm_row_scratch(2 * kNormRowGroup * n)
-                            : nullptr;
+    float* const wide =
+        kDx && kNeedX && X != DType::f32 && n <= kNormShortRow ? norm_row_scratch(2 * kNormRowGroup * n) : nullptr;
     if (n <= kNormShortRow)
       for (; r + kNormRowGroup <= end; r += kNormRowGroup)
         rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb, wide);
@@ -230,8 +223,7 @@ void backward_rows(const NormBackwardProblem& p) {
     const std::int64_t per = kNeedX && n <= kL ? kL : kNormRowGroup;
     const std::int64_t groups = (rows + per - 1) / per;
     auto group = [&](std::int64_t g) __attribute__((always_inline)) {
-      row_range.template operator()<true, false>(g * per, min_i64(rows, (g + 1) * per), nullptr,
-                                                 nullptr);
+      row_range.template operator()<true, false>(g * per, min_i64(rows, (g + 1) * per), nullptr, nullptr);
     };
     if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -252,8 +244,7 @@ void backward_rows(const NormBackwardProblem& p) {
   auto block = [&](std::int64_t b, std::int64_t slot) {
     float* pdg = partials + slot * 2 * stride;
     float* pdb = pdg + stride;
-    for (std::int64_t j = 0; j < 2 * stride; j += kL)
-      O::template store<DType::f32>(pdg, j, O::zero(), kL);
+    for (std::int64_t j = 0; j < 2 * stride; j += kL) O::template store<DType::f32>(pdg, j, O::zero(), kL);
     const std::int64_t begin = b * kNormRowBlock, end = min_i64(rows, begin + kNormRowBlock);
     if (dx) {
       row_range.template operator()<true, true>(begin, end, pdg, pdb);
@@ -291,11 +282,12 @@ void backward_rows(const NormBackwardProblem& p) {
   // UBSan saw p.accumulate read as garbage inside the nested always_inline lambda (GCC 12, -O1).
   const bool accumulate = p.accumulate;
   auto finish = [&](void* out, const float* sums) {
-    for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      V v = O::template load<DType::f32>(sums, i, kL);
-      if (accumulate) v = O::add(O::template load<P>(out, i, k), v);
-      O::template store<P>(out, i, v, k);
-    });
+    for_row<O>(
+        n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+          V v = O::template load<DType::f32>(sums, i, kL);
+          if (accumulate) v = O::add(O::template load<P>(out, i, k), v);
+          O::template store<P>(out, i, v, k);
+        });
   };
   if (p.dgamma) finish(p.dgamma, total);
   if (p.dbeta) finish(p.dbeta, total + stride);

@@ -7,8 +7,8 @@
 
 #include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
-#include "ops/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"
+#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -29,9 +29,8 @@ struct RowStats {
 // ([kR, n] f32, per-thread scratch in L1/L2) and later passes read those: the same values,
 // widened once.
 template <class O, DType X, bool kRms, int kR>
-[[gnu::always_inline]] inline void row_stats(const void* x, float* wide, std::int64_t n,
-                                             float inv_n, float eps, RowStats* st,
-                                             const void* next) {
+[[gnu::always_inline]] inline void row_stats(const void* x, float* wide, std::int64_t n, float inv_n, float eps,
+                                             RowStats* st, const void* next) {
   using V = typename O::V;
   constexpr bool kWide = X != DType::f32;
   constexpr DType XR = kWide ? DType::f32 : X;
@@ -41,16 +40,16 @@ template <class O, DType X, bool kRms, int kR>
     const void* xq = row_ptr<X>(x, q, n);
     float* wq = kWide ? wide + q * n : nullptr;
     acc[q][0] = acc[q][1] = O::zero();
-    for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-      const V v = O::template load<X>(xq, i, k);
-      if constexpr (kWide) O::template store<DType::f32>(wq, i, v, k);
-      acc[q][s] = kRms ? O::fmadd(v, v, acc[q][s]) : O::add(acc[q][s], v);
-    });
+    for_row<O>(
+        n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+          const V v = O::template load<X>(xq, i, k);
+          if constexpr (kWide) O::template store<DType::f32>(wq, i, v, k);
+          acc[q][s] = kRms ? O::fmadd(v, v, acc[q][s]) : O::add(acc[q][s], v);
+        });
   }
   if constexpr (kRms) {
 #pragma GCC unroll 8
-    for (int q = 0; q < kR; ++q)
-      st[q].r = 1.0f / O::sqrt(O::sum(O::add(acc[q][0], acc[q][1])) * inv_n + eps);
+    for (int q = 0; q < kR; ++q) st[q].r = 1.0f / O::sqrt(O::sum(O::add(acc[q][0], acc[q][1])) * inv_n + eps);
   } else {
     V sd[kR][2], sdd[kR][2];
 #pragma GCC unroll 8
@@ -59,14 +58,15 @@ template <class O, DType X, bool kRms, int kR>
       st[q].m1 = O::sum(O::add(acc[q][0], acc[q][1])) * inv_n;
       const V m1v = O::set1(st[q].m1);
       sd[q][0] = sd[q][1] = sdd[q][0] = sdd[q][1] = O::zero();
-      for_row<O>(n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-        // Lanes past the tail read 0; zero their deviation so they add nothing.
-        V d = O::sub(O::template load<XR>(xq, i, k), m1v);
-        if (k < O::kLanes) d = O::head(d, k);
-        if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
-        sd[q][s] = O::add(sd[q][s], d);
-        sdd[q][s] = O::fmadd(d, d, sdd[q][s]);
-      });
+      for_row<O>(
+          n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+            // Lanes past the tail read 0; zero their deviation so they add nothing.
+            V d = O::sub(O::template load<XR>(xq, i, k), m1v);
+            if (k < O::kLanes) d = O::head(d, k);
+            if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
+            sd[q][s] = O::add(sd[q][s], d);
+            sdd[q][s] = O::fmadd(d, d, sdd[q][s]);
+          });
     }
 #pragma GCC unroll 8
     for (int q = 0; q < kR; ++q) {
@@ -86,32 +86,32 @@ template <class O, DType X, bool kRms, int kR>
 // dtype P (used when kGamma / kBeta). `next` (the next row of x, or null) is prefetched
 // meanwhile, so memory keeps streaming while this row is computed from cache.
 template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBeta>
-[[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma,
-                                                 const void* beta, std::int64_t n,
-                                                 const RowStats& st, const void* next) {
+[[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma, const void* beta,
+                                                 std::int64_t n, const RowStats& st, const void* next) {
   using V = typename O::V;
   const V rv = O::set1(st.r), m1v = O::set1(st.m1), ncr = O::set1(-(st.c * st.r));
-  for_row<O>(n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
-    if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
-    V v = O::template load<XR>(x, i, k);
-    v = kRms ? O::mul(v, rv) : O::fmadd(O::sub(v, m1v), rv, ncr);
-    if constexpr (kGamma && kBeta) {
-      v = O::fmadd(v, O::template load<P>(gamma, i, k), O::template load<P>(beta, i, k));
-    } else if constexpr (kGamma) {
-      v = O::mul(v, O::template load<P>(gamma, i, k));
-    } else if constexpr (kBeta) {
-      v = O::add(v, O::template load<P>(beta, i, k));
-    }
-    O::template store<X>(y, i, v, k);
-  });
+  for_row<O>(
+      n, [&](int, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(X)));
+        V v = O::template load<XR>(x, i, k);
+        v = kRms ? O::mul(v, rv) : O::fmadd(O::sub(v, m1v), rv, ncr);
+        if constexpr (kGamma && kBeta) {
+          v = O::fmadd(v, O::template load<P>(gamma, i, k), O::template load<P>(beta, i, k));
+        } else if constexpr (kGamma) {
+          v = O::mul(v, O::template load<P>(gamma, i, k));
+        } else if constexpr (kBeta) {
+          v = O::add(v, O::template load<P>(beta, i, k));
+        }
+        O::template store<X>(y, i, v, k);
+      });
 }
 
 // kR rows starting at row r0: statistics, then y, mean and rstd. After the first pass a row is
 // in L1/L2, so memory sees one read of x and one write of y.
 // wide: [kR, n] f32 scratch (used when x is narrower than f32).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
-[[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p,
-                                                     std::int64_t r0, float inv_n, float* wide) {
+[[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p, std::int64_t r0, float inv_n,
+                                                     float* wide) {
   constexpr bool kWide = X != DType::f32;
   constexpr DType XR = kWide ? DType::f32 : X;
   const std::int64_t n = p.n;
@@ -122,8 +122,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 #pragma GCC unroll 8
   for (int q = 0; q < kR; ++q) {
     const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(p.x, r0 + q, n);
-    normalize_row<O, X, XR, P, kRms, kGamma, kBeta>(xq, row_ptr<X>(p.y, r0 + q, n), p.gamma,
-                                                    p.beta, n, st[q], next);
+    normalize_row<O, X, XR, P, kRms, kGamma, kBeta>(xq, row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n, st[q], next);
     if (!kRms && p.mean) p.mean[r0 + q] = st[q].m1 + st[q].c;
     if (p.rstd) p.rstd[r0 + q] = st[q].r;
   }
@@ -134,16 +133,14 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 // kLanes rows at once. Same arithmetic, pairing and rounding per row as forward_row_group (the
 // same bits); missing rows (q >= count) are zeros and stored nowhere.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-[[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p,
-                                                      std::int64_t r0, std::int64_t count,
+[[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p, std::int64_t r0, std::int64_t count,
                                                       float inv_n) {
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
   const std::int64_t n = p.n;
   V v[kL], t[kL], sq[kL];
 #pragma GCC unroll 16
-  for (int q = 0; q < kL; ++q)
-    v[q] = q < count ? O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n) : O::zero();
+  for (int q = 0; q < kL; ++q) v[q] = q < count ? O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n) : O::zero();
   const V inv_nv = O::set1(inv_n), epsv = O::set1(p.eps), one = O::set1(1.0f);
   V m1 = O::zero(), c = O::zero(), r;
   if constexpr (kRms) {
@@ -166,8 +163,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
 #pragma GCC unroll 16
   for (int q = 0; q < kL; ++q) {
     if (q >= count) break;
-    V y = kRms ? O::mul(v[q], O::lane(r, q))
-               : O::fmadd(t[q], O::lane(r, q), O::lane(ncr, q));  // t = x - m1 (head)
+    V y = kRms ? O::mul(v[q], O::lane(r, q)) : O::fmadd(t[q], O::lane(r, q), O::lane(ncr, q));  // t = x - m1 (head)
     if constexpr (kGamma && kBeta) {
       y = O::fmadd(y, O::template load<P>(p.gamma, 0, n), O::template load<P>(p.beta, 0, n));
     } else if constexpr (kGamma) {
@@ -193,8 +189,7 @@ void forward_rows(const NormForwardProblem& p) {
     const std::int64_t groups = (rows + O::kLanes - 1) / O::kLanes;
     auto run = [&](std::int64_t g) __attribute__((always_inline)) {
       const std::int64_t r0 = g * O::kLanes;
-      forward_short_rows<O, X, P, kRms, kGamma, kBeta>(p, r0, min_i64(O::kLanes, rows - r0),
-                                                       inv_n);
+      forward_short_rows<O, X, P, kRms, kGamma, kBeta>(p, r0, min_i64(O::kLanes, rows - r0), inv_n);
     };
     if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -23,7 +23,7 @@ struct Avx2Ops {
   [[gnu::always_inline]] static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   [[gnu::always_inline]] static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a*b + c, one rounding
-  [[gnu::always_inline]] static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }  // a*b - c
+  [[gnu::always_inline]] static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }    // a*b - c
   [[gnu::always_inline]] static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
   /// v with the lanes from `count` on set to 0.
   [[gnu::always_inline]] static V head(V v, std::int64_t count) {
@@ -49,9 +49,7 @@ struct Avx2Ops {
     return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   }
   /// All lanes = lane q of v.
-  [[gnu::always_inline]] static V lane(V v, int q) {
-    return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(q));
-  }
+  [[gnu::always_inline]] static V lane(V v, int q) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(q)); }
   /// Lane-wise a / b and sqrt(a), correctly rounded (the values of the scalar operations).
   [[gnu::always_inline]] static V div(V a, V b) { return _mm256_div_ps(a, b); }
   [[gnu::always_inline]] static V sqrt(V a) { return _mm256_sqrt_ps(a); }

@@ -23,7 +23,7 @@ struct Avx512Ops {
   [[gnu::always_inline]] static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   [[gnu::always_inline]] static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }    // a*b + c, one rounding
-  [[gnu::always_inline]] static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }  // a*b - c
+  [[gnu::always_inline]] static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }    // a*b - c
   [[gnu::always_inline]] static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a*b, one rounding
   /// v with the lanes from `count` on set to 0.
   [[gnu::always_inline]] static V head(V v, std::int64_t count) {
@@ -59,9 +59,7 @@ struct Avx512Ops {
     return _mm512_permutexvar_ps(idx, z);
   }
   /// All lanes = lane q of v.
-  [[gnu::always_inline]] static V lane(V v, int q) {
-    return _mm512_permutexvar_ps(_mm512_set1_epi32(q), v);
-  }
+  [[gnu::always_inline]] static V lane(V v, int q) { return _mm512_permutexvar_ps(_mm512_set1_epi32(q), v); }
   /// Lane-wise a / b and sqrt(a), correctly rounded (the values of the scalar operations).
   [[gnu::always_inline]] static V div(V a, V b) { return _mm512_div_ps(a, b); }
   [[gnu::always_inline]] static V sqrt(V a) { return _mm512_sqrt_ps(a); }

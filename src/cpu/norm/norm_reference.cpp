@@ -26,12 +26,8 @@ float round_to_odd(double v) {
 void store(void* base, DType t, std::int64_t i, double v) {
   switch (t) {
     case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::bf16:
-      static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(round_to_odd(v));
-      break;
-    case DType::f16:
-      static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v));
-      break;
+    case DType::bf16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(round_to_odd(v)); break;
+    case DType::f16: static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v)); break;
     case DType::i32: break;  // never: validation admits floating dtypes only
   }
 }
@@ -109,16 +105,13 @@ void backward(const NormBackwardProblem& p, bool rms) {
     }
     const double mean_g = rms ? 0.0 : sum_g / n, mean_gx = sum_gx / n;
     char* dx = row(p.dx, p.x_dtype, r, p.n);
-    for (std::int64_t j = 0; j < p.n; ++j)
-      store(dx, p.x_dtype, j, rstd * (g(j) - mean_g - xhat(j) * mean_gx));
+    for (std::int64_t j = 0; j < p.n; ++j) store(dx, p.x_dtype, j, rstd * (g(j) - mean_g - xhat(j) * mean_gx));
   }
   for (std::int64_t j = 0; j < p.n; ++j) {
     if (p.dgamma)
-      store(p.dgamma, p.param_dtype, j,
-            dgamma[j] + (p.accumulate ? load_element(p.dgamma, p.param_dtype, j) : 0.0));
+      store(p.dgamma, p.param_dtype, j, dgamma[j] + (p.accumulate ? load_element(p.dgamma, p.param_dtype, j) : 0.0));
     if (p.dbeta)
-      store(p.dbeta, p.param_dtype, j,
-            dbeta[j] + (p.accumulate ? load_element(p.dbeta, p.param_dtype, j) : 0.0));
+      store(p.dbeta, p.param_dtype, j, dbeta[j] + (p.accumulate ? load_element(p.dbeta, p.param_dtype, j) : 0.0));
   }
 }
 

@@ -22,13 +22,12 @@ float* grow(Scratch& scratch, std::int64_t floats) {
     scratch.capacity = 0;
     const std::int64_t grown = floats + floats / 2;
     try {
-      scratch.data = static_cast<float*>(::operator new[](
-          static_cast<std::size_t>(grown) * sizeof(float), std::align_val_t{64}));
+      scratch.data =
+          static_cast<float*>(::operator new[](static_cast<std::size_t>(grown) * sizeof(float), std::align_val_t{64}));
     } catch (const std::bad_alloc&) {
       // On the calling thread (one-thread calls, the reference) this reaches the caller before
       // any output is written; validation bounds n so the byte count cannot overflow.
-      fail_with(ErrorKind::out_of_memory, "norm", "could not allocate ", floats,
-                " floats of per-thread scratch");
+      fail_with(ErrorKind::out_of_memory, "norm", "could not allocate ", floats, " floats of per-thread scratch");
     }
     scratch.capacity = grown;
   }

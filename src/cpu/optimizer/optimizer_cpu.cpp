@@ -15,7 +15,7 @@
 namespace ampkit::cpu {
 namespace {
 
-constexpr std::int64_t kBlock = 4096;                 // elements per OpenMP iteration (steps)
+constexpr std::int64_t kBlock = 4096;  // elements per OpenMP iteration (steps)
 constexpr std::int64_t kParallelMinElements = 1 << 15;
 constexpr std::int64_t kGroup = 2048;  // norm blocks per parallel region (16 KiB of partials)
 
@@ -37,8 +37,7 @@ void adamw_typed(const AdamWProblem& p) {
   float* __restrict m = p.m;
   float* __restrict v = p.v;
   const std::int64_t blocks = blocks_of(p.n, kBlock);
-#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) \
-    if (p.n >= kParallelMinElements)
+#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (p.n >= kParallelMinElements)
   for (std::int64_t b = 0; b < blocks; ++b) {
     const std::int64_t i1 = std::min(p.n, (b + 1) * kBlock);
     for (std::int64_t i = b * kBlock; i < i1; ++i) {
@@ -62,8 +61,7 @@ void sgd_typed(const SgdProblem& p) {
   float* __restrict param = p.param;
   float* __restrict buf = p.momentum_buffer;
   const std::int64_t blocks = blocks_of(p.n, kBlock);
-#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) \
-    if (p.n >= kParallelMinElements)
+#pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (p.n >= kParallelMinElements)
   for (std::int64_t b = 0; b < blocks; ++b) {
     const std::int64_t i1 = std::min(p.n, (b + 1) * kBlock);
     for (std::int64_t i = b * kBlock; i < i1; ++i) {
@@ -153,8 +151,7 @@ bool view_finite(const void* x, std::int64_t n) {
   int ok = 1;
 #pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) \
     reduction(&& : ok) if (blocks > 1 && n >= kParallelMinElements)
-  for (std::int64_t b = 0; b < blocks; ++b)
-    ok = ok && block_finite<X>(x, b * kBlock, std::min(n, (b + 1) * kBlock));
+  for (std::int64_t b = 0; b < blocks; ++b) ok = ok && block_finite<X>(x, b * kBlock, std::min(n, (b + 1) * kBlock));
   return ok != 0;
 }
 
@@ -184,8 +181,7 @@ bool all_finite_cpu(const ViewsProblem& p) {
   for (const TensorView& view : p.views) {
     const std::int64_t n = view.numel();
     if (n == 0) continue;
-    if (!visit_dtype(view.dtype, [&]<DType X>() { return view_finite<X>(view.data, n); }))
-      return false;
+    if (!visit_dtype(view.dtype, [&]<DType X>() { return view_finite<X>(view.data, n); })) return false;
   }
   return true;
 }

@@ -22,10 +22,8 @@ std::span<const SgdEntry> sgd_kernels() {
 
 std::span<const GradNormEntry> global_grad_norm_kernels() {
   static const GradNormEntry kernels[] = {
-      {"global_grad_norm_blocked4096_cpu", {Device::cpu, Isa::ref, false}, nullptr,
-       global_grad_norm_cpu},
-      {"global_grad_norm_reference", {Device::cpu, Isa::ref, false}, nullptr,
-       global_grad_norm_reference},
+      {"global_grad_norm_blocked4096_cpu", {Device::cpu, Isa::ref, false}, nullptr, global_grad_norm_cpu},
+      {"global_grad_norm_reference", {Device::cpu, Isa::ref, false}, nullptr, global_grad_norm_reference},
   };
   return kernels;
 }

@@ -40,8 +40,7 @@ static inline __m256 load(const void* base, std::int64_t i) {
   if constexpr (T == DType::f32) {
     return _mm256_loadu_ps(static_cast<const float*>(base) + i);
   } else {
-    const __m128i h = _mm_loadu_si128(
-        reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(base) + i));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(base) + i));
     return T == DType::bf16 ? bf16x8_to_f32(h) : f16x8_to_f32(h);
   }
 }

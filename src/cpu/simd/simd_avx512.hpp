@@ -13,8 +13,7 @@
 namespace ampkit::simd512 {
 
 static inline __mmask16 tail_mask(std::int64_t count) {
-  return count >= 16 ? static_cast<__mmask16>(0xffff)
-                     : static_cast<__mmask16>((1u << count) - 1u);
+  return count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1u);
 }
 
 // 16 bf16 values (as 16-bit integers) -> floats.
@@ -29,9 +28,8 @@ static inline __m256i f32_to_bf16x16(__m512 x) {
   // vcvtneps2bf16 rounds to nearest even but treats subnormal inputs as zero; redo those lanes.
   __m256i r = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
   const __m512i magnitude = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-  const __mmask16 subnormal =
-      _mm512_cmplt_epi32_mask(magnitude, _mm512_set1_epi32(0x00800000)) &
-      _mm512_cmpneq_epi32_mask(magnitude, _mm512_setzero_si512());
+  const __mmask16 subnormal = _mm512_cmplt_epi32_mask(magnitude, _mm512_set1_epi32(0x00800000)) &
+                              _mm512_cmpneq_epi32_mask(magnitude, _mm512_setzero_si512());
   if (subnormal == 0) return r;
 #endif
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
@@ -58,8 +56,7 @@ static inline __m512 load(const void* base, std::int64_t i) {
   if constexpr (T == DType::f32) {
     return _mm512_loadu_ps(static_cast<const float*>(base) + i);
   } else {
-    const __m256i h = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(static_cast<const std::uint16_t*>(base) + i));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const std::uint16_t*>(base) + i));
     return T == DType::bf16 ? bf16x16_to_f32(h) : f16x16_to_f32(h);
   }
 }

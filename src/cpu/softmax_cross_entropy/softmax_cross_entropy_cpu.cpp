@@ -77,9 +77,8 @@ void softmax_cross_entropy_forward_cpu(const SoftmaxCrossEntropyProblem& p) {
 }
 
 void softmax_cross_entropy_backward_cpu(const SoftmaxCrossEntropyProblem& p) {
-  visit_dtype(p.logits_dtype, [&]<DType X>() {
-    visit_dtype(p.dlogits_dtype, [&]<DType D>() { backward_typed<X, D>(p); });
-  });
+  visit_dtype(p.logits_dtype,
+              [&]<DType X>() { visit_dtype(p.dlogits_dtype, [&]<DType D>() { backward_typed<X, D>(p); }); });
 }
 
 }  // namespace ampkit::cpu

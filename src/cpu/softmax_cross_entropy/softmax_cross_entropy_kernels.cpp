@@ -6,9 +6,10 @@ namespace ampkit::cpu {
 
 std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels() {
   static const SoftmaxCrossEntropyEntry kernels[] = {
-      {"softmax_cross_entropy_fwd_cpu", {Device::cpu, Isa::ref, false}, nullptr,
-       softmax_cross_entropy_forward_cpu},
-      {"softmax_cross_entropy_fwd_reference", {Device::cpu, Isa::ref, false}, nullptr,
+      {"softmax_cross_entropy_fwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, softmax_cross_entropy_forward_cpu},
+      {"softmax_cross_entropy_fwd_reference",
+       {Device::cpu, Isa::ref, false},
+       nullptr,
        softmax_cross_entropy_forward_reference},
   };
   return kernels;
@@ -16,9 +17,10 @@ std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels(
 
 std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels() {
   static const SoftmaxCrossEntropyEntry kernels[] = {
-      {"softmax_cross_entropy_bwd_cpu", {Device::cpu, Isa::ref, false}, nullptr,
-       softmax_cross_entropy_backward_cpu},
-      {"softmax_cross_entropy_bwd_reference", {Device::cpu, Isa::ref, false}, nullptr,
+      {"softmax_cross_entropy_bwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, softmax_cross_entropy_backward_cpu},
+      {"softmax_cross_entropy_bwd_reference",
+       {Device::cpu, Isa::ref, false},
+       nullptr,
        softmax_cross_entropy_backward_reference},
   };
   return kernels;

@@ -16,8 +16,7 @@ double row_lse(const SoftmaxCrossEntropyProblem& p, std::int64_t r) {
   double m = -INFINITY;
   for (std::int64_t j = 0; j < p.classes; ++j) m = std::max(m, double{load_element(x, p.logits_dtype, j)});
   double sum = 0.0;
-  for (std::int64_t j = 0; j < p.classes; ++j)
-    sum += std::exp(double{load_element(x, p.logits_dtype, j)} - m);
+  for (std::int64_t j = 0; j < p.classes; ++j) sum += std::exp(double{load_element(x, p.logits_dtype, j)} - m);
   return m + std::log(sum);
 }
 

@@ -18,9 +18,7 @@ namespace {
 
 constexpr const char* kFn = "gemm";
 
-cudaDataType_t cuda_type(DType t) {
-  return t == DType::f32 ? CUDA_R_32F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
-}
+cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F; }
 
 // One cuBLASLt matmul: D = epilogue(alpha op(A) op(B) + beta C), column-major.
 struct LtCall {
@@ -101,8 +99,8 @@ bool lt_matmul(CudaContext& ctx, const LtCall& call) {
   check_cublas(cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
                kFn, "setting the workspace preference");
   // Split-k partials summed in place (by atomics) would make the bits vary between runs.
-  const std::uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
-                                CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+  const std::uint32_t schemes =
+      CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
   check_cublas(cublasLtMatmulPreferenceSetAttribute(lt.pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
                                                     sizeof schemes),
                kFn, "setting the reduction-scheme preference");
@@ -112,10 +110,10 @@ bool lt_matmul(CudaContext& ctx, const LtCall& call) {
                                                                lt.pref, 1, &result, &found);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0)) return false;
   check_cublas(status, kFn, "cublasLtMatmulAlgoGetHeuristic");
-  check_cublas(cublasLtMatmul(handle, lt.desc, &call.alpha, call.a, lt.a, call.b, lt.b, &call.beta,
-                              has_c ? call.c : call.d, has_c ? lt.c : lt.d, call.d, lt.d, &result.algo,
-                              ctx.lt_workspace, kLtWorkspaceBytes, ctx.stream),
-               kFn, "cublasLtMatmul");
+  check_cublas(
+      cublasLtMatmul(handle, lt.desc, &call.alpha, call.a, lt.a, call.b, lt.b, &call.beta, has_c ? call.c : call.d,
+                     has_c ? lt.c : lt.d, call.d, lt.d, &result.algo, ctx.lt_workspace, kLtWorkspaceBytes, ctx.stream),
+      kFn, "cublasLtMatmul");
   return true;
 }
 
@@ -195,13 +193,15 @@ Operands prepare_operands(const cpu::GemmProblem& p, const Plan& plan, char* ws,
   const std::int64_t a_rows = a.op_a == Op::N ? a.m : a.k, a_cols = a.op_a == Op::N ? a.k : a.m;
   const std::int64_t b_rows = a.op_b == Op::N ? a.k : a.n, b_cols = a.op_b == Op::N ? a.n : a.k;
   if (plan.convert_a) {
-    convert_matrix(a.a, a.a_dtype, a_rows, a_cols, a.lda, ws + plan.conv_a, plan.a_t, p.flush, p.alt, inputs, ctx.stream);
+    convert_matrix(a.a, a.a_dtype, a_rows, a_cols, a.lda, ws + plan.conv_a, plan.a_t, p.flush, p.alt, inputs,
+                   ctx.stream);
     o = {ws + plan.conv_a, plan.a_t, a_rows, o.b, o.b_t, o.ldb};
   } else if (inputs != nullptr && a.a_dtype == DType::f16) {
     convert_matrix(a.a, a.a_dtype, a_rows, a_cols, a.lda, nullptr, a.a_dtype, false, false, inputs, ctx.stream);
   }
   if (plan.convert_b) {
-    convert_matrix(a.b, a.b_dtype, b_rows, b_cols, a.ldb, ws + plan.conv_b, plan.b_t, p.flush, p.alt, inputs, ctx.stream);
+    convert_matrix(a.b, a.b_dtype, b_rows, b_cols, a.ldb, ws + plan.conv_b, plan.b_t, p.flush, p.alt, inputs,
+                   ctx.stream);
     o.b = ws + plan.conv_b;
     o.b_t = plan.b_t;
     o.ldb = b_rows;
@@ -231,7 +231,8 @@ LtCall product_call(const cpu::GemmProblem& p, const Operands& o) {
 
 void begin_counting(const cpu::GemmProblem& p, CudaContext& ctx) {
   if (p.want_counters)
-    check_cuda(cudaMemsetAsync(ctx.counters, 0, 2 * sizeof(long long), ctx.stream), kFn, "cudaMemsetAsync of the counters");
+    check_cuda(cudaMemsetAsync(ctx.counters, 0, 2 * sizeof(long long), ctx.stream), kFn,
+               "cudaMemsetAsync of the counters");
 }
 
 void finish_counting(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCounters& counters) {
@@ -257,8 +258,8 @@ void write_operand_sums(const cpu::GemmProblem& p, const Plan& plan, char* ws, C
     const bool by_k = a.op_b == Op::N;  // op(B)(kk, j) = B[kk + j ldb]
     operand_sum_partials(a.b, a.b_dtype, a.n, a.k, by_k ? a.ldb : 1, by_k ? 1 : a.ldb, partials, ctx.stream);
   }
-  reduce_partials(partials, plan.partial_blocks, plan.partial_length, e.bias_grad, e.bias_dtype,
-                  e.accumulate_bias_grad, ctx.stream);
+  reduce_partials(partials, plan.partial_blocks, plan.partial_length, e.bias_grad, e.bias_dtype, e.accumulate_bias_grad,
+                  ctx.stream);
 }
 
 // The general path: product into fp32 workspace, ampkit's epilogue, the bias gradients.
@@ -331,9 +332,11 @@ const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   if (!has_product(p)) return "no product (m, n or k is 0, or alpha = 0)";
-  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) return "DGELU/DRELU_BGRAD run in ampkit's epilogue and fixed-order sums";
+  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d)
+    return "DGELU/DRELU_BGRAD run in ampkit's epilogue and fixed-order sums";
   if (p.aux_in) return "DGELU/DRELU run in ampkit's epilogue (cuBLASLt's is tanh-only and measured slow)";
-  if (p.aux_out && p.activation == cpu::GemmActivation::relu) return "cuBLASLt's RELU aux is a bit mask, ampkit's the pre-activation";
+  if (p.aux_out && p.activation == cpu::GemmActivation::relu)
+    return "cuBLASLt's RELU aux is a bit mask, ampkit's the pre-activation";
   if (p.activation == cpu::GemmActivation::gelu && e.gelu == GeluVariant::erf) return "cuBLASLt has the tanh GELU only";
   if (p.flush) return "the flush mode's f16 outputs are flushed by ampkit's epilogue";
   const DType at = moded(p, a.a_dtype), bt = moded(p, a.b_dtype);
@@ -345,7 +348,8 @@ const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
     return "cuBLASLt rounds a bf16 D's product before its epilogue (measured): one rounding needs ampkit's epilogue";
   if (p.use_c && a.c_dtype != a.d_dtype) return "cuBLASLt takes C in D's dtype only";
   if (p.has_bias && e.bias_dtype != a.d_dtype) return "cuBLASLt takes the bias in D's dtype only";
-  if (p.aux_out && (e.aux_dtype != a.d_dtype || e.aux_ld % 8 != 0)) return "cuBLASLt takes aux in D's dtype with aux_ld a multiple of 8";
+  if (p.aux_out && (e.aux_dtype != a.d_dtype || e.aux_ld % 8 != 0))
+    return "cuBLASLt takes aux in D's dtype with aux_ld a multiple of 8";
   if (p.want_counters && (a.d_dtype == DType::f16 || (p.aux_out && e.aux_dtype == DType::f16)))
     return "counting f16 subnormal outputs needs ampkit's epilogue";
   return nullptr;

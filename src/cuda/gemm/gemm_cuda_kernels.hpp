@@ -22,8 +22,8 @@ inline constexpr std::int64_t kBiasGradBlock = 64;
 /// `from`) with the fp16 mode applied to f16 elements (flush: subnormal -> 0; alt: rounded to
 /// bf16); f16 subnormal elements counted into *subnormals when it is not null. dst may be null
 /// (count only).
-void convert_matrix(const void* src, DType from, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                    void* dst, DType to, bool flush, bool alt, long long* subnormals, cudaStream_t stream);
+void convert_matrix(const void* src, DType from, std::int64_t rows, std::int64_t cols, std::int64_t ld, void* dst,
+                    DType to, bool flush, bool alt, long long* subnormals, cudaStream_t stream);
 
 /// The epilogue on the fp32 product P (m x n, ld = m; null: no product, alpha = 0 or k = 0).
 struct EpilogueLaunch {
@@ -44,7 +44,7 @@ struct EpilogueLaunch {
   void* d = nullptr;
   DType d_dtype = DType::f32;
   std::int64_t ldd = 0;
-  bool flush = false;                     // f16 subnormal outputs written as 0
+  bool flush = false;                      // f16 subnormal outputs written as 0
   long long* subnormal_outputs = nullptr;  // counted when not null
   float* bias_partials = nullptr;          // [ceil(n / kBiasGradBlock)][m] when not null
 };
@@ -52,8 +52,8 @@ void gemm_epilogue(const EpilogueLaunch& e, cudaStream_t stream);
 
 /// partials[b][r] = sum over kk in block b (kBiasGradBlock values, in order) of element
 /// (r * r_stride + kk * k_stride) of base, widened exactly: BGRADA / BGRADB, as given.
-void operand_sum_partials(const void* base, DType t, std::int64_t length, std::int64_t k,
-                          std::int64_t r_stride, std::int64_t k_stride, float* partials, cudaStream_t stream);
+void operand_sum_partials(const void* base, DType t, std::int64_t length, std::int64_t k, std::int64_t r_stride,
+                          std::int64_t k_stride, float* partials, cudaStream_t stream);
 
 /// out[r] = (out[r] when accumulate) + sum over b of partials[b][r] in block order, rounded once
 /// to t (never flushed).

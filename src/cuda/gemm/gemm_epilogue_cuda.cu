@@ -67,8 +67,7 @@ __global__ void epilogue_kernel(EpilogueLaunch e) {
       const int count = static_cast<int>(j1 - jb < kBatch ? j1 - jb : kBatch);
       float x[kBatch], g[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        x[u] = u < count && e.product != nullptr ? e.product[i + (jb + u) * e.m] : 0.0f;
+      for (int u = 0; u < kBatch; ++u) x[u] = u < count && e.product != nullptr ? e.product[i + (jb + u) * e.m] : 0.0f;
       if (e.c != nullptr) {
 #pragma unroll
         for (int u = 0; u < kBatch; ++u)
@@ -76,7 +75,8 @@ __global__ void epilogue_kernel(EpilogueLaunch e) {
       }
       if (e.aux_in) {
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) g[u] = u < count ? load_as_float(e.aux, e.aux_dtype, i + (jb + u) * e.aux_ld) : 0.0f;
+        for (int u = 0; u < kBatch; ++u)
+          g[u] = u < count ? load_as_float(e.aux, e.aux_dtype, i + (jb + u) * e.aux_ld) : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
@@ -103,9 +103,8 @@ __global__ void epilogue_kernel(EpilogueLaunch e) {
 }
 
 // Thread: one element of the packed destination (column-major walk of the source).
-__global__ void convert_kernel(const void* src, DType from, std::int64_t rows, std::int64_t total,
-                               std::int64_t ld, void* dst, DType to, bool flush, bool alt,
-                               long long* subnormal_count) {
+__global__ void convert_kernel(const void* src, DType from, std::int64_t rows, std::int64_t total, std::int64_t ld,
+                               void* dst, DType to, bool flush, bool alt, long long* subnormal_count) {
   long long subnormals = 0;
   for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; idx < total;
        idx += static_cast<std::int64_t>(gridDim.x) * kThreads) {
@@ -131,12 +130,12 @@ unsigned grid_for(std::int64_t items, std::int64_t cap) {
 
 }  // namespace
 
-void convert_matrix(const void* src, DType from, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                    void* dst, DType to, bool flush, bool alt, long long* subnormals, cudaStream_t stream) {
+void convert_matrix(const void* src, DType from, std::int64_t rows, std::int64_t cols, std::int64_t ld, void* dst,
+                    DType to, bool flush, bool alt, long long* subnormals, cudaStream_t stream) {
   const std::int64_t total = rows * cols;
   if (total == 0) return;
-  convert_kernel<<<grid_for(total, 1 << 20), kThreads, 0, stream>>>(src, from, rows, total, ld, dst, to, flush,
-                                                                     alt, subnormals);
+  convert_kernel<<<grid_for(total, 1 << 20), kThreads, 0, stream>>>(src, from, rows, total, ld, dst, to, flush, alt,
+                                                                    subnormals);
   check_launch("gemm", "the operand conversion kernel");
 }
 

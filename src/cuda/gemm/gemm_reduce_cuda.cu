@@ -45,8 +45,8 @@ __global__ void operand_sum_contiguous_kernel(const void* base, DType t, std::in
 }
 
 // Thread: element r; the partials in block order, in double, one rounding at the end.
-__global__ void reduce_kernel(const float* partials, std::int64_t blocks, std::int64_t length, void* out,
-                              DType t, bool accumulate) {
+__global__ void reduce_kernel(const float* partials, std::int64_t blocks, std::int64_t length, void* out, DType t,
+                              bool accumulate) {
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; r < length;
        r += static_cast<std::int64_t>(gridDim.x) * kThreads) {
     double sum = accumulate ? static_cast<double>(load_as_float(out, t, r)) : 0.0;
@@ -62,8 +62,8 @@ unsigned grid_for(std::int64_t items, std::int64_t cap) {
 
 }  // namespace
 
-void operand_sum_partials(const void* base, DType t, std::int64_t length, std::int64_t k,
-                          std::int64_t r_stride, std::int64_t k_stride, float* partials, cudaStream_t stream) {
+void operand_sum_partials(const void* base, DType t, std::int64_t length, std::int64_t k, std::int64_t r_stride,
+                          std::int64_t k_stride, float* partials, cudaStream_t stream) {
   if (length == 0 || k == 0) return;
   static_assert(kBiasGradBlock == 64, "the contiguous kernel's warp covers 64 k values");
   const unsigned k_blocks = static_cast<unsigned>((k + kBiasGradBlock - 1) / kBiasGradBlock);

@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_bwd_kernel(BwdArgs a) {
       float vdy[kCachedChunks][V], vxh[kCachedChunks][V];
       float sg = 0.0f, sgx = 0.0f;
       // One chunk: dy and xh loaded, the row sums and the parameter gradients updated.
-      const auto take = [&](std::int64_t c, float (&d)[V], float (&xh)[V], float (&ag)[V], float (&ab)[V]) {
+      const auto take = [&](std::int64_t c, float(&d)[V], float(&xh)[V], float(&ag)[V], float(&ab)[V]) {
         const std::int64_t i = first + c * step;
         load_vec<TX, V, Aligned>(dy, i, c < chunks ? n : 0, d);
         if (x != nullptr) {
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_bwd_kernel(BwdArgs a) {
       const float2 sums = block_sum2(sg, sgx, scratch);
       const float mg = a.mean != nullptr ? sums.x * inv_n : 0.0f, mgx = sums.y * inv_n;
       TX* dx = static_cast<TX*>(a.dx) + row * n;
-      const auto emit = [&](std::int64_t i, const float (&d)[V], const float (&xh)[V]) {
+      const auto emit = [&](std::int64_t i, const float(&d)[V], const float(&xh)[V]) {
         float g[V], out[V];
         load_param<TP, V, Aligned>(gamma, i, n, 1.0f, g);
 #pragma unroll
@@ -140,7 +140,8 @@ template <class TP>
 __global__ void column_sum_kernel(const float* part, std::int64_t blocks, std::int64_t n, TP* out, bool accumulate) {
   __shared__ float sums[32][33];
   const int c = threadIdx.x, t = threadIdx.y;
-  for (std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * 32; j0 < n; j0 += static_cast<std::int64_t>(gridDim.x) * 32) {
+  for (std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * 32; j0 < n;
+       j0 += static_cast<std::int64_t>(gridDim.x) * 32) {
     const std::int64_t j = j0 + c;
     float s = 0.0f;
     if (j < n)
@@ -179,10 +180,11 @@ void launch(const cpu::NormBackwardProblem& p, float* partials, cudaStream_t str
   const dim3 threads32(32, 32);
   const std::int64_t used = p.rows > 0 ? blocks : 0;
   if (p.dgamma != nullptr)
-    column_sum_kernel<TP><<<cols, threads32, 0, stream>>>(partials, used, p.n, static_cast<TP*>(p.dgamma), p.accumulate);
+    column_sum_kernel<TP>
+        <<<cols, threads32, 0, stream>>>(partials, used, p.n, static_cast<TP*>(p.dgamma), p.accumulate);
   if (p.dbeta != nullptr)
-    column_sum_kernel<TP><<<cols, threads32, 0, stream>>>(partials + (p.dgamma != nullptr ? blocks * p.n : 0), used, p.n,
-                                                          static_cast<TP*>(p.dbeta), p.accumulate);
+    column_sum_kernel<TP><<<cols, threads32, 0, stream>>>(partials + (p.dgamma != nullptr ? blocks * p.n : 0), used,
+                                                          p.n, static_cast<TP*>(p.dbeta), p.accumulate);
 }
 
 void run_backward(const cpu::NormBackwardProblem& p, bool rms) {
@@ -191,8 +193,8 @@ void run_backward(const cpu::NormBackwardProblem& p, bool rms) {
   CudaContext& ctx = context(p.device_index, fn);
   const std::int64_t blocks = (p.rows + kRowBlock - 1) / kRowBlock;
   const std::int64_t outputs = (p.dgamma != nullptr ? 1 : 0) + (p.dbeta != nullptr ? 1 : 0);
-  float* partials = static_cast<float*>(
-      workspace(ctx, static_cast<std::size_t>(blocks * p.n * outputs) * sizeof(float), fn));
+  float* partials =
+      static_cast<float*>(workspace(ctx, static_cast<std::size_t>(blocks * p.n * outputs) * sizeof(float), fn));
   const bool f32_params = p.param_dtype == DType::f32;
   switch (p.x_dtype) {
     case DType::f32: launch<float, float>(p, partials, ctx.stream); break;

@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(kMaxThreads) norm_fwd_kernel(FwdArgs a) {
     const float var = block_sum2(sq, 0.0f, scratch).x * inv_n;
     const float r = 1.0f / sqrtf(var + a.eps);
     TX* y = ys + row * n;
-    const auto emit = [&](std::int64_t i, float (&w)[V]) {
+    const auto emit = [&](std::int64_t i, float(&w)[V]) {
       float g[V], b[V];
       load_param<TP, V, Aligned>(gamma, i, n, 1.0f, g);
       load_param<TP, V, Aligned>(beta, i, n, 0.0f, b);

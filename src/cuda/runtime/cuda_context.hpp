@@ -19,7 +19,7 @@ struct CudaContext {
   cudaStream_t stream = nullptr;  // nullptr: the legacy default stream
   void* workspace = nullptr;      // grow-only, 256-byte aligned pieces carved per call
   std::size_t workspace_bytes = 0;
-  void* lt_workspace = nullptr;   // kLtWorkspaceBytes once the first GEMM ran
+  void* lt_workspace = nullptr;  // kLtWorkspaceBytes once the first GEMM ran
   cublasLtHandle_t lt = nullptr;
   long long* counters = nullptr;  // 2 device counters (fp16 subnormal inputs, outputs)
   ~CudaContext();

@@ -27,8 +27,8 @@ const Probe& probe() {
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
       (void)cudaGetLastError();
-      r.why = std::string("no CUDA device is usable: cudaGetDeviceCount failed: ") +
-              cudaGetErrorString(status) + " (" + cudaGetErrorName(status) + ")";
+      r.why = std::string("no CUDA device is usable: cudaGetDeviceCount failed: ") + cudaGetErrorString(status) + " (" +
+              cudaGetErrorName(status) + ")";
       return r;
     }
     if (count == 0) {
@@ -39,8 +39,7 @@ const Probe& probe() {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess && prop.major < 9) {
       r.why = std::string("no CUDA device is usable: cuda:0 (") + prop.name + ") is sm_" +
-              std::to_string(prop.major * 10 + prop.minor) +
-              ", but this build's kernels need sm_90 or newer";
+              std::to_string(prop.major * 10 + prop.minor) + ", but this build's kernels need sm_90 or newer";
       return r;
     }
     r.devices = count;
@@ -73,8 +72,7 @@ std::string cuda_unavailable_reason() { return probe().why; }
 std::string cuda_device_description(int device_index) {
   require_device("cuda_device_description", device_index);
   cudaDeviceProp prop{};
-  cuda::check_cuda(cudaGetDeviceProperties(&prop, device_index), "cuda_device_description",
-                   "cudaGetDeviceProperties");
+  cuda::check_cuda(cudaGetDeviceProperties(&prop, device_index), "cuda_device_description", "cudaGetDeviceProperties");
   char memory[32];
   std::snprintf(memory, sizeof memory, "%.1f", static_cast<double>(prop.totalGlobalMem) / (1u << 30));
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major * 10 + prop.minor) + ", " +
@@ -86,8 +84,7 @@ void* cuda_malloc(std::size_t bytes, int device_index) {
   if (bytes == 0) return nullptr;
   cuda::context(device_index, "cuda_malloc");
   void* p = nullptr;
-  cuda::check_cuda(cudaMalloc(&p, bytes), "cuda_malloc",
-                   detail::concat("cudaMalloc of ", bytes, " bytes").c_str());
+  cuda::check_cuda(cudaMalloc(&p, bytes), "cuda_malloc", detail::concat("cudaMalloc of ", bytes, " bytes").c_str());
   return p;
 }
 
@@ -188,8 +185,7 @@ const char* cuda_pointer_problem(const void* ptr, int device_index) {
     case cudaMemoryTypeUnregistered: return "host memory (not known to CUDA)";
     case cudaMemoryTypeHost: return "pinned host memory";
     case cudaMemoryTypeManaged: return "managed memory, which ampkit does not take";
-    case cudaMemoryTypeDevice:
-      return attr.device == device_index ? nullptr : "device memory of another GPU";
+    case cudaMemoryTypeDevice: return attr.device == device_index ? nullptr : "device memory of another GPU";
   }
   return "memory of an unknown kind";
 }

@@ -22,8 +22,10 @@ int eliminate_casts(Graph& g) {
     const Node& prod = g.nodes[static_cast<std::size_t>(p)];
     int slot = -1;
     if (prod.op == OpKind::LinearBackward) {
-      if (prod.outputs[1] == x) slot = 1;
-      else if (prod.outputs[2] == x) slot = 2;
+      if (prod.outputs[1] == x)
+        slot = 1;
+      else if (prod.outputs[2] == x)
+        slot = 2;
     } else if (prod.op == OpKind::EmbeddingBackward && prod.outputs[0] == x) {
       slot = 0;
     }

@@ -12,8 +12,7 @@ namespace {
 
 void check_variant(const char* fn, GeluVariant variant) {
   if (variant != GeluVariant::tanh && variant != GeluVariant::erf)
-    fail(fn, "variant must be GeluVariant::tanh or GeluVariant::erf, but got the value ",
-         static_cast<int>(variant));
+    fail(fn, "variant must be GeluVariant::tanh or GeluVariant::erf, but got the value ", static_cast<int>(variant));
 }
 
 void run(const cpu::GeluProblem& p) {
@@ -45,8 +44,7 @@ void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant)
   run(p);
 }
 
-void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
-                   GeluVariant variant) {
+void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant) {
   const char* fn = "gelu_backward";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "dy", dy);

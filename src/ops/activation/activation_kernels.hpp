@@ -25,7 +25,7 @@ struct GeluProblem {
   const void* dy = nullptr;  // backward only
   DType dy_dtype = DType::f32;
   std::int64_t dy_row_stride = 0;
-  void* out = nullptr;       // y (forward) or dx (backward)
+  void* out = nullptr;  // y (forward) or dx (backward)
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
 };

@@ -32,13 +32,11 @@ const char* attention_kernel_name(const AttentionBackwardArgs& args) {
 }
 
 std::vector<KernelStatus> attention_kernel_statuses(const AttentionForwardArgs& args) {
-  return ops::kernel_statuses(ops::attention_forward_kernels(),
-                              ops::validate_attention_forward(args));
+  return ops::kernel_statuses(ops::attention_forward_kernels(), ops::validate_attention_forward(args));
 }
 
 std::vector<KernelStatus> attention_kernel_statuses(const AttentionBackwardArgs& args) {
-  return ops::kernel_statuses(ops::attention_backward_kernels(),
-                              ops::validate_attention_backward(args));
+  return ops::kernel_statuses(ops::attention_backward_kernels(), ops::validate_attention_backward(args));
 }
 
 }  // namespace ampkit

@@ -54,25 +54,21 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   const std::int64_t batch = v.shape[0], seq = v.shape[1], cols = v.shape[2];
   for (int i = 0; i < 3; ++i)
     if (v.strides[i] < 0)
-      fail(fn, name, " strides must be >= 0, but got ", strides_string(v), " for shape ",
-           v.shape_string());
+      fail(fn, name, " strides must be >= 0, but got ", strides_string(v), " for shape ", v.shape_string());
   if (cols > 1 && v.strides[2] != 1)
-    fail(fn, name, " last dim must be contiguous (stride 1), but got strides ", strides_string(v),
-         " for shape ", v.shape_string());
+    fail(fn, name, " last dim must be contiguous (stride 1), but got strides ", strides_string(v), " for shape ",
+         v.shape_string());
   o.batch_stride = batch > 1 ? v.strides[0] : 0;
   o.row_stride = seq > 1 ? v.strides[1] : 0;
   if (batch == 0 || seq == 0 || cols == 0) return o;
-  if (v.data == nullptr)
-    fail(fn, name, " must point to its elements, but got null data for ", v.describe());
+  if (v.data == nullptr) fail(fn, name, " must point to its elements, but got null data for ", v.describe());
   const auto last_b = checked_mul(batch - 1, o.batch_stride);
   const auto last_t = checked_mul(seq - 1, o.row_stride);
   const auto last = last_b && last_t ? checked_add(*last_b, *last_t) : std::nullopt;
   const auto end = last ? checked_add(*last, cols) : std::nullopt;
-  const auto bytes =
-      end ? checked_mul(*end, static_cast<std::int64_t>(dtype_size(v.dtype))) : std::nullopt;
+  const auto bytes = end ? checked_mul(*end, static_cast<std::int64_t>(dtype_size(v.dtype))) : std::nullopt;
   if (!bytes)
-    fail(fn, name, " ", v.describe(), " with strides ", strides_string(v),
-         " spans more bytes than int64 can count");
+    fail(fn, name, " ", v.describe(), " with strides ", strides_string(v), " spans more bytes than int64 can count");
   o.bytes = *bytes;
   if (!output) return o;
   // Dims of size > 1 by increasing stride; `extent` elements are covered by the dims inside.
@@ -85,8 +81,8 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   for (const auto& [s, n] : {std::pair{s1, n1}, std::pair{s2, n2}}) {
     if (n <= 1) continue;
     if (s < extent)
-      fail(fn, name, " is an output, so its elements must not overlap each other, but its strides ",
-           strides_string(v), " for shape ", v.shape_string(), " step over less than a row");
+      fail(fn, name, " is an output, so its elements must not overlap each other, but its strides ", strides_string(v),
+           " for shape ", v.shape_string(), " step over less than a row");
     extent = (n - 1) * s + extent;  // <= the span, which fits
   }
   return o;
@@ -95,8 +91,8 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
 // Output `out` must not share a byte with `other` (byte ranges).
 void check_apart(const char* fn, const Operand& out, const Operand& other, const char* kind) {
   if (ranges_overlap(out.view->data, out.bytes, other.view->data, other.bytes))
-    fail(fn, out.name, " (", out.view->describe(), ") must not overlap the ", kind, " ", other.name,
-         " (", other.view->describe(), "), but their memory ranges overlap");
+    fail(fn, out.name, " (", out.view->describe(), ") must not overlap the ", kind, " ", other.name, " (",
+         other.view->describe(), "), but their memory ranges overlap");
 }
 
 // floor(a / b) for b > 0.
@@ -122,9 +118,8 @@ bool outputs_overlap(const Operand& a, const Operand& b) {
   constexpr std::int64_t kSpanLimit = std::int64_t{1} << 61;
   if (a.bytes > kSpanLimit || b.bytes > kSpanLimit) return true;
   const std::int64_t cols = a.view->shape[2], wa = cols * ea, wb = cols * eb;
-  const std::int64_t delta =
-      static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.view->data) -
-                                reinterpret_cast<std::uintptr_t>(a.view->data));
+  const std::int64_t delta = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.view->data) -
+                                                       reinterpret_cast<std::uintptr_t>(a.view->data));
   std::int64_t n_outer = a.view->shape[0], s_outer = sb, n_inner = a.view->shape[1], s_inner = st;
   if (n_outer > n_inner) {
     std::swap(n_outer, n_inner);
@@ -150,11 +145,9 @@ std::int64_t check_heads(const char* fn, int heads, float scale, const TensorVie
   check_finite(fn, "scale", scale);
   if (scale < 0.0f) fail(fn, "scale must be >= 0 (0 selects 1/sqrt(head_dim)), but got ", scale);
   const std::int64_t cols = q.shape[2];
-  if (cols < 1)
-    fail(fn, "q's last dim (heads * head_dim) must be >= 1, but got shape ", q.shape_string());
+  if (cols < 1) fail(fn, "q's last dim (heads * head_dim) must be >= 1, but got shape ", q.shape_string());
   if (cols % heads != 0)
-    fail(fn, "q's last dim (", cols, ") must be a multiple of heads (", heads,
-         "): it is heads * head_dim");
+    fail(fn, "q's last dim (", cols, ") must be a multiple of heads (", heads, "): it is heads * head_dim");
   return cols / heads;
 }
 
@@ -173,12 +166,8 @@ Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, i
   return o;
 }
 
-AttentionInput as_input(const Operand& o) {
-  return {o.view->data, o.view->dtype, o.batch_stride, o.row_stride};
-}
-AttentionOutput as_output(const Operand& o) {
-  return {o.view->data, o.view->dtype, o.batch_stride, o.row_stride};
-}
+AttentionInput as_input(const Operand& o) { return {o.view->data, o.view->dtype, o.batch_stride, o.row_stride}; }
+AttentionOutput as_output(const Operand& o) { return {o.view->data, o.view->dtype, o.batch_stride, o.row_stride}; }
 
 float resolved_scale(float scale, std::int64_t head_dim) {
   return scale > 0.0f ? scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
@@ -237,8 +226,8 @@ AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs
     for (const Operand& in : ins) check_apart(fn, outs[i], in, "input");
     for (int j = 0; j < i; ++j)
       if (out_views[j]->present && outputs_overlap(outs[j], outs[i]))
-        fail(fn, out_names[i], " (", out_views[i]->describe(), ") must not overlap the output ",
-             out_names[j], " (", out_views[j]->describe(),
+        fail(fn, out_names[i], " (", out_views[i]->describe(), ") must not overlap the output ", out_names[j], " (",
+             out_views[j]->describe(),
              "), but they share memory (column slices of one buffer must take disjoint columns "
              "with the same strides)");
   }

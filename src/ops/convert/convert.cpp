@@ -28,9 +28,7 @@ std::string dtype_text(DType t) {
 // Bytes of n elements of t, and the end of [p, p + bytes) inside the address space.
 std::int64_t checked_bytes(const char* name, const void* p, DType t, std::int64_t n) {
   const auto bytes = checked_mul(n, static_cast<std::int64_t>(dtype_size(t)));
-  if (!bytes)
-    fail(kFn, name, " has n = ", n, " elements of ", dtype_name(t),
-         ", whose byte size overflows int64");
+  if (!bytes) fail(kFn, name, " has n = ", n, " elements of ", dtype_name(t), ", whose byte size overflows int64");
   const auto start = reinterpret_cast<std::uintptr_t>(p);
   if (start + static_cast<std::uintptr_t>(*bytes) < start)
     fail(kFn, name, " + ", *bytes, " bytes runs past the end of the address space");
@@ -39,10 +37,8 @@ std::int64_t checked_bytes(const char* name, const void* p, DType t, std::int64_
 
 // The checks both forms share, on pointers, dtypes and the element count.
 cpu::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  if (!is_float_dtype(from))
-    fail(kFn, "src dtype must be f32, bf16 or f16, but got ", dtype_text(from));
-  if (!is_float_dtype(to))
-    fail(kFn, "dst dtype must be f32, bf16 or f16, but got ", dtype_text(to));
+  if (!is_float_dtype(from)) fail(kFn, "src dtype must be f32, bf16 or f16, but got ", dtype_text(from));
+  if (!is_float_dtype(to)) fail(kFn, "dst dtype must be f32, bf16 or f16, but got ", dtype_text(to));
   if (n < 0) fail(kFn, "n must be >= 0, but got ", n);
   if (n > 0 && src == nullptr) fail(kFn, "src is null with n = ", n);
   if (n > 0 && dst == nullptr) fail(kFn, "dst is null with n = ", n);

@@ -18,8 +18,8 @@ void run(const cpu::ElementwiseProblem& p) {
 }
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
-void add_same_shape(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
-                    const TensorView& b, const char* out_name, const TensorView& out) {
+void add_same_shape(const char* fn, const char* a_name, const TensorView& a, const char* b_name, const TensorView& b,
+                    const char* out_name, const TensorView& out) {
   ops::check_float_operand(fn, a_name, a);
   ops::check_float_operand(fn, b_name, b);
   ops::check_float_operand(fn, out_name, out);
@@ -60,8 +60,7 @@ void add_row_vector(const TensorView& x, const TensorView& bias, const TensorVie
   ops::check_same_shape(fn, "x", x, "out", out);
   ops::check_rank(fn, "bias", bias, 1);
   if (bias.shape[0] != x.shape[x.rank - 1])
-    fail(fn, "bias length must equal x's last dim (", x.shape[x.rank - 1], "), but got ",
-         bias.shape_string());
+    fail(fn, "bias length must equal x's last dim (", x.shape[x.rank - 1], "), but got ", bias.shape_string());
   const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
   const ops::RowsOperand rb = ops::as_rows(fn, "bias", bias);
   const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
@@ -85,8 +84,7 @@ void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
   if (x.rank < 1) fail(fn, "x must have rank >= 1 ([rows, n]), but got shape ", x.shape_string());
   ops::check_rank(fn, "out", out, 1);
   if (out.shape[0] != x.shape[x.rank - 1])
-    fail(fn, "out length must equal x's last dim (", x.shape[x.rank - 1], "), but got ",
-         out.shape_string());
+    fail(fn, "out length must equal x's last dim (", x.shape[x.rank - 1], "), but got ", out.shape_string());
   const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
   const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
   ops::check_disjoint(fn, "out", ro, "x", rx);

@@ -31,20 +31,19 @@ void check_dtype(const char* fn, const char* name, const TensorView& view, DType
 /// `view` must have rank `rank`.
 void check_rank(const char* fn, const char* name, const TensorView& view, int rank);
 /// `b` must have the shape of `a`.
-void check_same_shape(const char* fn, const char* a_name, const TensorView& a,
-                      const char* b_name, const TensorView& b);
+void check_same_shape(const char* fn, const char* a_name, const TensorView& a, const char* b_name, const TensorView& b);
 /// `view` as [rows, n] (see RowsOperand): non-negative strides, last dim contiguous, leading
 /// dims collapsible to one row stride >= n, data non-null when there are elements.
 RowsOperand as_rows(const char* fn, const char* name, const TensorView& view);
 /// A contiguous view as [1, numel] (the optimizer's flat parameters).
 RowsOperand as_flat(const char* fn, const char* name, const TensorView& view);
 /// Output `out` must not share memory with `in` (any overlap is rejected).
-void check_disjoint(const char* fn, const char* out_name, const RowsOperand& out,
-                    const char* in_name, const RowsOperand& in);
+void check_disjoint(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
+                    const RowsOperand& in);
 /// Output `out` must either be exactly `in` (same memory, dtype and layout: in place) or not
 /// share memory with it.
-void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOperand& out,
-                            const char* in_name, const RowsOperand& in);
+void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
+                            const RowsOperand& in);
 /// A finite float argument.
 void check_finite(const char* fn, const char* name, float value);
 

@@ -8,16 +8,15 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
-#include "ops/embedding/embedding_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 
 namespace ampkit {
 namespace {
 
 void check_dims(const char* fn, const char* name, const TensorView& v) {
   for (int i = 0; i < v.rank; ++i)
-    if (v.shape[i] < 0)
-      fail(fn, name, " dimension ", i, " must be >= 0, but got ", v.shape_string());
+    if (v.shape[i] < 0) fail(fn, name, " dimension ", i, " must be >= 0, but got ", v.shape_string());
 }
 
 // A [rows, n] operand whose byte extent (row strides included) fits in int64.
@@ -25,12 +24,9 @@ void check_extent(const char* fn, const char* name, const ops::RowsOperand& r) {
   if (r.empty()) return;
   const auto last = checked_mul(r.rows - 1, r.row_stride);
   const auto elements = last ? checked_add(*last, r.n) : std::nullopt;
-  const auto bytes =
-      elements ? checked_mul(*elements, static_cast<std::int64_t>(dtype_size(r.dtype)))
-               : std::nullopt;
+  const auto bytes = elements ? checked_mul(*elements, static_cast<std::int64_t>(dtype_size(r.dtype))) : std::nullopt;
   if (!bytes)
-    fail(fn, name, " spans more bytes than int64 can count (", r.rows, " rows ", r.row_stride,
-         " elements apart)");
+    fail(fn, name, " spans more bytes than int64 can count (", r.rows, " rows ", r.row_stride, " elements apart)");
 }
 
 // ids: [tokens] i32, contiguous.
@@ -51,19 +47,16 @@ ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView
   return r;
 }
 
-void check_shape_2d(const char* fn, const char* name, const TensorView& view, std::int64_t rows,
-                    std::int64_t cols, const char* what) {
+void check_shape_2d(const char* fn, const char* name, const TensorView& view, std::int64_t rows, std::int64_t cols,
+                    const char* what) {
   if (view.shape[0] != rows || view.shape[1] != cols)
-    fail(fn, name, " must have shape ", what, " = [", rows, ", ", cols, "], but got ",
-         view.shape_string());
+    fail(fn, name, " must have shape ", what, " = [", rows, ", ", cols, "], but got ", view.shape_string());
 }
 
 // Every id in [0, vocab); reads the ids only.
-void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t tokens,
-                        std::int64_t vocab) {
+void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t tokens, std::int64_t vocab) {
   for (std::int64_t t = 0; t < tokens; ++t)
-    if (ids[t] < 0 || ids[t] >= vocab)
-      fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
+    if (ids[t] < 0 || ids[t] >= vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
 }
 
 }  // namespace
@@ -94,8 +87,7 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
   ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
 }
 
-void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
-                        bool accumulate) {
+void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
   const char* fn = "embedding_backward";
   const ops::RowsOperand rids = check_ids(fn, ids);
   const ops::RowsOperand rdout = check_matrix(fn, "dout", dout);

@@ -27,7 +27,7 @@ struct EmbeddingForwardProblem {
   const void* table = nullptr;        // [vocab, dim]
   DType table_dtype = DType::f32;
   std::int64_t table_row_stride = 0;
-  void* out = nullptr;                // [tokens, dim]
+  void* out = nullptr;  // [tokens, dim]
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
 };
@@ -45,7 +45,7 @@ struct EmbeddingBackwardProblem {
   const void* dout = nullptr;         // [tokens, dim]
   DType dout_dtype = DType::f32;
   std::int64_t dout_row_stride = 0;
-  void* dtable = nullptr;             // [vocab, dim]
+  void* dtable = nullptr;  // [vocab, dim]
   DType dtable_dtype = DType::f32;
   std::int64_t dtable_row_stride = 0;
   bool accumulate = false;

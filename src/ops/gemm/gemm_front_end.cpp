@@ -73,8 +73,8 @@ void gemm(const GemmArgs& args, GemmReport* report) {
     // BGRADA / BGRADB are defined on the operand, so they still sum it.
     GemmArgs no_product = args;
     no_product.k = 0;
-    const bool operand_grad = problem.bias_grad == cpu::GemmBiasGrad::rows_of_a ||
-                              problem.bias_grad == cpu::GemmBiasGrad::cols_of_b;
+    const bool operand_grad =
+        problem.bias_grad == cpu::GemmBiasGrad::rows_of_a || problem.bias_grad == cpu::GemmBiasGrad::cols_of_b;
     if (operand_grad) no_product.epilogue.kind = Epilogue::DEFAULT;
     const cpu::GemmProblem empty = cpu::make_gemm_problem(no_product);
     kernel = &ops::select_kernel(cpu::gemm_kernels(), empty);

@@ -23,13 +23,13 @@ enum class GemmBiasGrad : std::uint8_t { none, rows_of_d, rows_of_a, cols_of_b }
 /// A GemmArgs that gemm_check accepted, with the epilogue decoded once.
 struct GemmProblem {
   GemmArgs args;
-  bool fp16 = false;          // A or B is f16 (the fp16 mode applies)
-  bool flush = false;         // fp16 && mode == flush: f16 subnormal inputs/outputs -> 0
-  bool alt = false;           // fp16 && mode == alt: f16 operands rounded to bf16
-  bool use_c = false;         // beta != 0 (C is read only then)
-  bool has_bias = false;      // the epilogue adds bias[row]
-  bool aux_out = false;       // the epilogue stores the pre-activation into aux
-  bool aux_in = false;        // the epilogue reads aux (DGELU*, DRELU*)
+  bool fp16 = false;           // A or B is f16 (the fp16 mode applies)
+  bool flush = false;          // fp16 && mode == flush: f16 subnormal inputs/outputs -> 0
+  bool alt = false;            // fp16 && mode == alt: f16 operands rounded to bf16
+  bool use_c = false;          // beta != 0 (C is read only then)
+  bool has_bias = false;       // the epilogue adds bias[row]
+  bool aux_out = false;        // the epilogue stores the pre-activation into aux
+  bool aux_in = false;         // the epilogue reads aux (DGELU*, DRELU*)
   bool want_counters = false;  // a GemmReport was asked for (cuda counts only then)
   GemmActivation activation = GemmActivation::none;
   GemmBiasGrad bias_grad = GemmBiasGrad::none;

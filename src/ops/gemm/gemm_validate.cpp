@@ -83,22 +83,36 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
     case Epilogue::DEFAULT: break;
     case Epilogue::BIAS: p.has_bias = true; break;
     case Epilogue::RELU: p.activation = GemmActivation::relu; break;
-    case Epilogue::RELU_BIAS: p.activation = GemmActivation::relu; p.has_bias = true; break;
-    case Epilogue::RELU_AUX: p.activation = GemmActivation::relu; p.aux_out = true; break;
-    case Epilogue::RELU_AUX_BIAS:
-      p.activation = GemmActivation::relu, p.aux_out = true, p.has_bias = true;
+    case Epilogue::RELU_BIAS:
+      p.activation = GemmActivation::relu;
+      p.has_bias = true;
       break;
+    case Epilogue::RELU_AUX:
+      p.activation = GemmActivation::relu;
+      p.aux_out = true;
+      break;
+    case Epilogue::RELU_AUX_BIAS: p.activation = GemmActivation::relu, p.aux_out = true, p.has_bias = true; break;
     case Epilogue::GELU: p.activation = GemmActivation::gelu; break;
-    case Epilogue::GELU_BIAS: p.activation = GemmActivation::gelu; p.has_bias = true; break;
-    case Epilogue::GELU_AUX: p.activation = GemmActivation::gelu; p.aux_out = true; break;
-    case Epilogue::GELU_AUX_BIAS:
-      p.activation = GemmActivation::gelu, p.aux_out = true, p.has_bias = true;
+    case Epilogue::GELU_BIAS:
+      p.activation = GemmActivation::gelu;
+      p.has_bias = true;
       break;
-    case Epilogue::DGELU: p.activation = GemmActivation::dgelu; p.aux_in = true; break;
+    case Epilogue::GELU_AUX:
+      p.activation = GemmActivation::gelu;
+      p.aux_out = true;
+      break;
+    case Epilogue::GELU_AUX_BIAS: p.activation = GemmActivation::gelu, p.aux_out = true, p.has_bias = true; break;
+    case Epilogue::DGELU:
+      p.activation = GemmActivation::dgelu;
+      p.aux_in = true;
+      break;
     case Epilogue::DGELU_BGRAD:
       p.activation = GemmActivation::dgelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
       break;
-    case Epilogue::DRELU: p.activation = GemmActivation::drelu; p.aux_in = true; break;
+    case Epilogue::DRELU:
+      p.activation = GemmActivation::drelu;
+      p.aux_in = true;
+      break;
     case Epilogue::DRELU_BGRAD:
       p.activation = GemmActivation::drelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
       break;
@@ -122,9 +136,15 @@ std::string gemm_validate(const GemmArgs& a) {
     return concat(kFn, ": epilogue.gelu must be tanh or erf, but got ", static_cast<int>(e.gelu));
   if (a.fp16_mode != Fp16Mode::exact && a.fp16_mode != Fp16Mode::flush && a.fp16_mode != Fp16Mode::alt)
     return concat(kFn, ": fp16_mode must be exact, flush or alt, but got ", static_cast<int>(a.fp16_mode));
-  const struct { const char* name; DType t; } dtypes[] = {
-      {"a_dtype", a.a_dtype}, {"b_dtype", a.b_dtype}, {"c_dtype", a.c_dtype},
-      {"d_dtype", a.d_dtype}, {"epilogue.bias_dtype", e.bias_dtype}, {"epilogue.aux_dtype", e.aux_dtype}};
+  const struct {
+    const char* name;
+    DType t;
+  } dtypes[] = {{"a_dtype", a.a_dtype},
+                {"b_dtype", a.b_dtype},
+                {"c_dtype", a.c_dtype},
+                {"d_dtype", a.d_dtype},
+                {"epilogue.bias_dtype", e.bias_dtype},
+                {"epilogue.aux_dtype", e.aux_dtype}};
   for (const auto& d : dtypes)
     if (!valid_dtype(d.t))
       return concat(kFn, ": ", d.name, " must be f32, bf16 or f16, but got ", static_cast<int>(d.t));
@@ -150,8 +170,8 @@ std::string gemm_validate(const GemmArgs& a) {
   // Leading dimensions: at least the rows of the matrix as stored (and at least 1).
   const std::int64_t a_rows = a.op_a == Op::N ? a.m : a.k, a_cols = a.op_a == Op::N ? a.k : a.m;
   const std::int64_t b_rows = a.op_b == Op::N ? a.k : a.n, b_cols = a.op_b == Op::N ? a.n : a.k;
-  const auto ld_message = [&](const char* ld_name, std::int64_t ld, const char* what,
-                              std::int64_t need, const char* extra) {
+  const auto ld_message = [&](const char* ld_name, std::int64_t ld, const char* what, std::int64_t need,
+                              const char* extra) {
     return concat(kFn, ": ", ld_name, " (", ld, ") must be >= ", what, " (", need, ")", extra);
   };
   if (a.lda < (a_rows > 1 ? a_rows : 1))
@@ -176,8 +196,8 @@ std::string gemm_validate(const GemmArgs& a) {
   const std::int64_t bias_grad_len = p.bias_grad == GemmBiasGrad::cols_of_b ? a.n : a.m;
   if (needs_bias_grad && e.bias_grad == nullptr && bias_grad_len > 0)
     return concat(kFn, ": epilogue.bias_grad must be set (length ",
-                  p.bias_grad == GemmBiasGrad::cols_of_b ? "n = " : "m = ", bias_grad_len,
-                  ") for epilogue ", ep, ", but it is null");
+                  p.bias_grad == GemmBiasGrad::cols_of_b ? "n = " : "m = ", bias_grad_len, ") for epilogue ", ep,
+                  ", but it is null");
   if (!needs_bias_grad && e.bias_grad != nullptr)
     return concat(kFn, ": epilogue.bias_grad must be null for epilogue ", ep,
                   " (it writes no bias gradient), but it is set");
@@ -198,8 +218,7 @@ std::string gemm_validate(const GemmArgs& a) {
     return concat(kFn, ": a is null but op(A) has ", a.m, " x ", a.k, " elements");
   if (a.b == nullptr && a.k > 0 && a.n > 0)
     return concat(kFn, ": b is null but op(B) has ", a.k, " x ", a.n, " elements");
-  if (a.d == nullptr && a.m > 0 && a.n > 0)
-    return concat(kFn, ": d is null but D has ", a.m, " x ", a.n, " elements");
+  if (a.d == nullptr && a.m > 0 && a.n > 0) return concat(kFn, ": d is null but D has ", a.m, " x ", a.n, " elements");
   if (p.use_c && a.c == nullptr && a.m > 0 && a.n > 0)
     return concat(kFn, ": c must be set when beta != 0 (beta = ", a.beta, "), but it is null");
   if (p.use_c && a.ldc < m1) return ld_message("ldc", a.ldc, "max(1, m)", m1, "");
@@ -212,10 +231,15 @@ std::string gemm_validate(const GemmArgs& a) {
   const std::int64_t aux_bytes = uses_aux ? matrix_bytes(a.m, a.n, e.aux_ld, e.aux_dtype) : 0;
   const std::int64_t bias_bytes = p.has_bias ? matrix_bytes(a.m, 1, 1, e.bias_dtype) : 0;
   const std::int64_t bias_grad_bytes = needs_bias_grad ? matrix_bytes(bias_grad_len, 1, 1, e.bias_dtype) : 0;
-  const struct { const char* name; std::int64_t bytes; std::int64_t rows, cols, ld; } sizes[] = {
-      {"A", a_bytes, a_rows, a_cols, a.lda}, {"B", b_bytes, b_rows, b_cols, a.ldb},
-      {"C", c_bytes, a.m, a.n, a.ldc},       {"D", d_bytes, a.m, a.n, a.ldd},
-      {"aux", aux_bytes, a.m, a.n, e.aux_ld}};
+  const struct {
+    const char* name;
+    std::int64_t bytes;
+    std::int64_t rows, cols, ld;
+  } sizes[] = {{"A", a_bytes, a_rows, a_cols, a.lda},
+               {"B", b_bytes, b_rows, b_cols, a.ldb},
+               {"C", c_bytes, a.m, a.n, a.ldc},
+               {"D", d_bytes, a.m, a.n, a.ldd},
+               {"aux", aux_bytes, a.m, a.n, e.aux_ld}};
   for (const auto& s : sizes)
     if (s.bytes < 0)
       return concat(kFn, ": the size of ", s.name, " (", s.rows, " x ", s.cols, ", ld ", s.ld,
@@ -243,7 +267,7 @@ std::string gemm_validate(const GemmArgs& a) {
     if (!regions[i].output) continue;
     for (int j = 0; j < kCount; ++j) {
       if (j == i || (regions[j].output && j < i)) continue;  // each pair of outputs once
-      if (i == 0 && j == kC && a.c == a.d) continue;          // exact in-place C == D (checked above)
+      if (i == 0 && j == kC && a.c == a.d) continue;         // exact in-place C == D (checked above)
       if (ranges_overlap(regions[i].data, regions[i].bytes, regions[j].data, regions[j].bytes))
         return concat(kFn, ": ", regions[i].name, " (output) must not overlap ", regions[j].name,
                       ", but the memory ranges [", regions[i].data, ", +", regions[i].bytes, " bytes) and [",
@@ -252,10 +276,17 @@ std::string gemm_validate(const GemmArgs& a) {
   }
   // Device memory: every pointer the call uses is memory of that GPU (looked up, never read).
   if (a.device == Device::cuda) {
-    const struct { const char* name; const void* ptr; std::int64_t bytes; } used[] = {
-        {"a", a.a, a_bytes}, {"b", a.b, b_bytes}, {"c", p.use_c ? a.c : nullptr, c_bytes},
-        {"d", a.d, d_bytes}, {"epilogue.aux", e.aux, aux_bytes}, {"epilogue.bias", e.bias, bias_bytes},
-        {"epilogue.bias_grad", e.bias_grad, bias_grad_bytes}};
+    const struct {
+      const char* name;
+      const void* ptr;
+      std::int64_t bytes;
+    } used[] = {{"a", a.a, a_bytes},
+                {"b", a.b, b_bytes},
+                {"c", p.use_c ? a.c : nullptr, c_bytes},
+                {"d", a.d, d_bytes},
+                {"epilogue.aux", e.aux, aux_bytes},
+                {"epilogue.bias", e.bias, bias_bytes},
+                {"epilogue.bias_grad", e.bias_grad, bias_grad_bytes}};
     for (const auto& u : used)
       if (u.ptr != nullptr && u.bytes > 0)
         if (const char* why = ops::cuda_pointer_problem(u.ptr, a.device_index))

@@ -75,8 +75,7 @@ std::string check_message(const char* fn, Validate validate) noexcept {
 // The entry that runs `p`; throws (unsupported) when even the last one cannot run here, which
 // only a device list can (validation already turned "no CUDA" into an error).
 template <class Problem, class RunFn>
-const ops::KernelEntry<Problem, RunFn>& chosen(const char* fn,
-                                               std::span<const ops::KernelEntry<Problem, RunFn>> list,
+const ops::KernelEntry<Problem, RunFn>& chosen(const char* fn, std::span<const ops::KernelEntry<Problem, RunFn>> list,
                                                const Problem& p) {
   const auto& entry = ops::select_kernel(list, p);
   if (const char* why = ops::kernel_unavailable_reason(entry.needs))

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <span>
 
-#include "ampkit/device/cpu.hpp"
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/core/tensor.hpp"
+#include "ampkit/device/cpu.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -32,9 +32,9 @@ struct NormForwardProblem {
   const void* beta = nullptr;   // [n], param_dtype
   DType param_dtype = DType::f32;
   float eps = 0.0f;
-  void* y = nullptr;            // [rows, n], x_dtype
-  float* mean = nullptr;        // [rows]
-  float* rstd = nullptr;        // [rows]
+  void* y = nullptr;      // [rows, n], x_dtype
+  float* mean = nullptr;  // [rows]
+  float* rstd = nullptr;  // [rows]
 };
 
 /// A backward call after validation. rows >= 1, n >= 1, at least one of dx/dgamma/dbeta present,
@@ -52,10 +52,10 @@ struct NormBackwardProblem {
   const float* rstd = nullptr;  // [rows]
   const void* gamma = nullptr;  // [n], param_dtype (absent: 1)
   DType param_dtype = DType::f32;
-  void* dx = nullptr;           // [rows, n], x_dtype
-  void* dgamma = nullptr;       // [n], param_dtype
-  void* dbeta = nullptr;        // [n], param_dtype
-  bool accumulate = false;      // dgamma/dbeta += instead of =
+  void* dx = nullptr;       // [rows, n], x_dtype
+  void* dgamma = nullptr;   // [n], param_dtype
+  void* dbeta = nullptr;    // [n], param_dtype
+  bool accumulate = false;  // dgamma/dbeta += instead of =
 };
 
 using NormForwardFn = void (*)(const NormForwardProblem&);

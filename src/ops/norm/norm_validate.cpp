@@ -27,8 +27,8 @@ struct RowShape {
 
 RowShape decode_rows(const char* fn, const char* name, const TensorView& v, int normalized_rank) {
   if (normalized_rank < 1 || normalized_rank > v.rank)
-    fail(fn, "normalized_rank must be in [1, ", name, "'s rank ", v.rank, "], but got ",
-         normalized_rank, " (", name, " has shape ", v.shape_string(), ")");
+    fail(fn, "normalized_rank must be in [1, ", name, "'s rank ", v.rank, "], but got ", normalized_rank, " (", name,
+         " has shape ", v.shape_string(), ")");
   RowShape s;
   s.lead = v.rank - normalized_rank;
   std::int64_t rows = 1, n = 1;
@@ -39,30 +39,30 @@ RowShape decode_rows(const char* fn, const char* name, const TensorView& v, int 
     f = *next;
   }
   if (n < 1)
-    fail(fn, "n must be >= 1, but got 0 (", name, " has shape ", v.shape_string(),
-         ", normalized_rank ", normalized_rank, ")");
+    fail(fn, "n must be >= 1, but got 0 (", name, " has shape ", v.shape_string(), ", normalized_rank ",
+         normalized_rank, ")");
   if ((rows > 1 ? rows : 1) > kMaxElements / n)
-    fail(fn, name, " ", v.shape_string(), " is too large: rows * n (rows counted as at least 1) ",
-         "must be at most ", kMaxElements, " elements, but got rows = ", rows, ", n = ", n);
+    fail(fn, name, " ", v.shape_string(), " is too large: rows * n (rows counted as at least 1) ", "must be at most ",
+         kMaxElements, " elements, but got rows = ", rows, ", n = ", n);
   s.rows = rows;
   s.n = n;
   return s;
 }
 
 // A parameter-like operand: the normalized dims of `ref` (named ref_name).
-void check_param_shape(const char* fn, const char* name, const TensorView& v, const TensorView& ref,
-                       const RowShape& s, const char* what) {
+void check_param_shape(const char* fn, const char* name, const TensorView& v, const TensorView& ref, const RowShape& s,
+                       const char* what) {
   check_shape(fn, name, v, ref.shape.data() + s.lead, ref.rank - s.lead, what);
 }
 
 // mean / rstd: f32, [rows] or ref's leading dims.
-std::int64_t check_stats(const char* fn, const char* name, const TensorView& v,
-                         const TensorView& ref, const char* ref_name, const RowShape& s) {
+std::int64_t check_stats(const char* fn, const char* name, const TensorView& v, const TensorView& ref,
+                         const char* ref_name, const RowShape& s) {
   const std::int64_t bytes = check_float_view_on(fn, name, v, ref.device, ref.device_index, ref_name);
   if (v.dtype != DType::f32) fail(fn, name, " dtype must be f32, but got ", dtype_name(v.dtype));
   if (!has_shape(v, &s.rows, 1) && !has_shape(v, ref.shape.data(), s.lead))
-    fail(fn, name, " must have shape [", s.rows, "] (one value per row of ", ref_name,
-         ") or ", ref_name, "'s leading dims, but got ", v.shape_string());
+    fail(fn, name, " must have shape [", s.rows, "] (one value per row of ", ref_name, ") or ", ref_name,
+         "'s leading dims, but got ", v.shape_string());
   return bytes;
 }
 
@@ -73,8 +73,7 @@ void check_kind(const char* fn, NormKind kind) {
 
 }  // namespace
 
-cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
-                                              const NormForwardArgs& a) {
+cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& a) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   check_given(fn, "x", a.x, "the input [..., n]");
@@ -111,8 +110,7 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
   }
   if (a.mean.present) mean_bytes = check_stats(fn, "mean", a.mean, a.x, "x", s);
   if (a.rstd.present) rstd_bytes = check_stats(fn, "rstd", a.rstd, a.x, "x", s);
-  if (!std::isfinite(a.eps) || a.eps < 0.0f)
-    fail(fn, "eps must be finite and >= 0, but got ", a.eps);
+  if (!std::isfinite(a.eps) || a.eps < 0.0f) fail(fn, "eps must be finite and >= 0, but got ", a.eps);
   check_data(fn, "x", a.x, "elements");
   check_data(fn, "y", a.y, "elements");
   if (a.gamma.present) check_data(fn, "gamma", a.gamma, "elements");
@@ -150,8 +148,7 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind,
 // differentiate, and a forgotten gamma would also make dx wrong); gamma, dgamma and dbeta share
 // one parameter dtype; dy is needed for any output, x, rstd (and mean for LayerNorm) for dx and
 // dgamma when there are rows; dbeta alone needs dy only.
-cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
-                                                const NormBackwardArgs& a) {
+cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& a) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   if (rms && a.dbeta.present)
@@ -164,8 +161,8 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
   if (!a.dy.present) {
     if (any_output) check_given(fn, "dy", a.dy, "the gradient of y, [..., n]");
     // Nothing requested: nothing to do; the operands given must still be well-formed views.
-    for (const auto& [name, v] : {std::pair{"x", &a.x}, std::pair{"mean", &a.mean},
-                                  std::pair{"rstd", &a.rstd}, std::pair{"gamma", &a.gamma}})
+    for (const auto& [name, v] :
+         {std::pair{"x", &a.x}, std::pair{"mean", &a.mean}, std::pair{"rstd", &a.rstd}, std::pair{"gamma", &a.gamma}})
       if (v->present) check_float_view_on(fn, name, *v, v->device, v->device_index, name);
     return p;
   }
@@ -189,8 +186,7 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
     check_shape(fn, "dx", a.dx, a.dy.shape.data(), a.dy.rank, "dy's shape");
     check_dtype_is(fn, "dx", a.dx, xt, "dy's dtype");
   }
-  if (a.dgamma.present && !a.gamma.present)
-    fail(fn, "dgamma needs gamma (the forward's scale), but gamma is absent");
+  if (a.dgamma.present && !a.gamma.present) fail(fn, "dgamma needs gamma (the forward's scale), but gamma is absent");
   // gamma, dgamma, dbeta: dy's normalized dims; the first present one sets the dtype.
   const TensorView* params[] = {&a.gamma, &a.dgamma, &a.dbeta};
   const char* names[] = {"gamma", "dgamma", "dbeta"};
@@ -218,12 +214,11 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind,
     if (need_x) {
       const char* why = a.dx.present ? "needed for dx" : "needed for dgamma";
       check_given(fn, "x", a.x, why);
-      check_data(fn, "x", a.x, a.dx.present ? "elements (needed for dx)"
-                                            : "elements (needed for dgamma)");
-      const char* stat = a.dx.present ? "values from the forward (needed for dx)"
-                                      : "values from the forward (needed for dgamma)";
-      const char* stat_given = a.dx.present ? "values from the forward, needed for dx"
-                                            : "values from the forward, needed for dgamma";
+      check_data(fn, "x", a.x, a.dx.present ? "elements (needed for dx)" : "elements (needed for dgamma)");
+      const char* stat =
+          a.dx.present ? "values from the forward (needed for dx)" : "values from the forward (needed for dgamma)";
+      const char* stat_given =
+          a.dx.present ? "values from the forward, needed for dx" : "values from the forward, needed for dgamma";
       if (!rms) {
         check_given(fn, "mean", a.mean, stat_given);
         check_data(fn, "mean", a.mean, stat);

@@ -8,16 +8,15 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 #include "ops/operand_checks.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit {
 namespace {
 
 // A present, contiguous f32/bf16/f16 view in cpu memory with data; returns its byte size.
-std::int64_t check_operand(const char* fn, const char* name, const TensorView& v,
-                           const char* what) {
+std::int64_t check_operand(const char* fn, const char* name, const TensorView& v, const char* what) {
   ops::check_given(fn, name, v, what);
   const std::int64_t bytes = ops::check_float_view(fn, name, v);
   ops::check_data(fn, name, v, "elements");
@@ -25,13 +24,11 @@ std::int64_t check_operand(const char* fn, const char* name, const TensorView& v
 }
 
 void check_f32(const char* fn, const char* name, const TensorView& v, const char* what) {
-  if (v.dtype != DType::f32)
-    fail(fn, name, " dtype must be f32 (", what, "), but got ", dtype_name(v.dtype));
+  if (v.dtype != DType::f32) fail(fn, name, " dtype must be f32 (", what, "), but got ", dtype_name(v.dtype));
 }
 
 void check_non_negative(const char* fn, const char* name, float value) {
-  if (!(std::isfinite(value) && value >= 0.0f))
-    fail(fn, name, " must be finite and >= 0, but got ", value);
+  if (!(std::isfinite(value) && value >= 0.0f)) fail(fn, name, " must be finite and >= 0, but got ", value);
 }
 
 void check_unit_interval(const char* fn, const char* name, float value) {

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
+#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit {
 namespace {
@@ -19,8 +19,7 @@ struct Checked {
 };
 
 // logits [rows, classes] float, targets [rows] i32 in range, lse [rows] f32.
-Checked check_common(const char* fn, const TensorView& logits, const TensorView& targets,
-                     const TensorView& lse) {
+Checked check_common(const char* fn, const TensorView& logits, const TensorView& targets, const TensorView& lse) {
   ops::check_float_operand(fn, "logits", logits);
   ops::check_dtype(fn, "targets", targets, DType::i32);
   ops::check_dtype(fn, "lse", lse, DType::f32);
@@ -33,16 +32,14 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
   if (classes > INT32_MAX) fail(fn, "classes must be at most ", INT32_MAX, ", but got ", classes);
   if (targets.shape[0] != rows)
     fail(fn, "targets length must equal logits' rows (", rows, "), but got ", targets.shape_string());
-  if (lse.shape[0] != rows)
-    fail(fn, "lse length must equal logits' rows (", rows, "), but got ", lse.shape_string());
+  if (lse.shape[0] != rows) fail(fn, "lse length must equal logits' rows (", rows, "), but got ", lse.shape_string());
   Checked c;
   c.logits = ops::as_rows(fn, "logits", logits);
   c.targets = ops::as_flat(fn, "targets", targets);
   c.lse = ops::as_flat(fn, "lse", lse);
   const auto* t = static_cast<const std::int32_t*>(c.targets.data);
   for (std::int64_t r = 0; r < rows; ++r)
-    if (t[r] < 0 || t[r] >= classes)
-      fail(fn, "targets[", r, "] = ", t[r], " is out of range [0, ", classes, ")");
+    if (t[r] < 0 || t[r] >= classes) fail(fn, "targets[", r, "] = ", t[r], " is out of range [0, ", classes, ")");
   auto& p = c.problem;
   p.rows = rows;
   p.classes = classes;
@@ -56,8 +53,8 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
 
 }  // namespace
 
-void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets,
-                                   const TensorView& loss, const TensorView& lse) {
+void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
+                                   const TensorView& lse) {
   const char* fn = "softmax_cross_entropy_forward";
   ops::check_dtype(fn, "loss", loss, DType::f32);
   if (!(loss.rank == 0 || (loss.rank == 1 && loss.shape[0] == 1)))
@@ -73,9 +70,8 @@ void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& t
   ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), c.problem).run(c.problem);
 }
 
-void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets,
-                                    const TensorView& lse, float dloss,
-                                    const TensorView& dlogits) {
+void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
+                                    float dloss, const TensorView& dlogits) {
   const char* fn = "softmax_cross_entropy_backward";
   ops::check_float_operand(fn, "dlogits", dlogits);
   ops::check_finite(fn, "dloss", dloss);

@@ -13,11 +13,10 @@ namespace {
 using gemm_test::GemmCase;
 
 constexpr DType kTypes[] = {DType::f32, DType::bf16, DType::f16};
-constexpr Epilogue kEpilogues[] = {
-    Epilogue::DEFAULT,   Epilogue::BIAS,          Epilogue::RELU,      Epilogue::RELU_BIAS,
-    Epilogue::RELU_AUX,  Epilogue::RELU_AUX_BIAS, Epilogue::GELU,      Epilogue::GELU_BIAS,
-    Epilogue::GELU_AUX,  Epilogue::GELU_AUX_BIAS, Epilogue::DGELU,     Epilogue::DGELU_BGRAD,
-    Epilogue::DRELU,     Epilogue::DRELU_BGRAD,   Epilogue::BGRADA,    Epilogue::BGRADB};
+constexpr Epilogue kEpilogues[] = {Epilogue::DEFAULT,  Epilogue::BIAS,          Epilogue::RELU,   Epilogue::RELU_BIAS,
+                                   Epilogue::RELU_AUX, Epilogue::RELU_AUX_BIAS, Epilogue::GELU,   Epilogue::GELU_BIAS,
+                                   Epilogue::GELU_AUX, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU,  Epilogue::DGELU_BGRAD,
+                                   Epilogue::DRELU,    Epilogue::DRELU_BGRAD,   Epilogue::BGRADA, Epilogue::BGRADB};
 
 TEST(GemmAccuracy, EveryEpilogueDtypeAndOpOnEveryIsa) {
   const std::uint64_t seed = testing::fresh_seed();
@@ -61,11 +60,13 @@ TEST(GemmAccuracy, EdgeShapesOnEveryIsa) {
   const std::int64_t sizes[] = {1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 31, 32, 33, 97, 131};
   const std::int64_t depths[] = {0, 1, 2, 3, 16, 33, 300};
   std::uniform_int_distribution<int> pick(0, 2), coin(0, 1);
-  const struct { DType a, b, d; Fp16Mode mode; } types[] = {
-      {DType::f32, DType::f32, DType::f32, Fp16Mode::exact},
-      {DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact},
-      {DType::f16, DType::f16, DType::f16, Fp16Mode::alt},
-      {DType::f16, DType::f16, DType::f32, Fp16Mode::exact}};
+  const struct {
+    DType a, b, d;
+    Fp16Mode mode;
+  } types[] = {{DType::f32, DType::f32, DType::f32, Fp16Mode::exact},
+               {DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact},
+               {DType::f16, DType::f16, DType::f16, Fp16Mode::alt},
+               {DType::f16, DType::f16, DType::f32, Fp16Mode::exact}};
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
     SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));

@@ -36,8 +36,7 @@ const char* amx_unavailable() { return ops::kernel_unavailable_reason(amx_entry(
 TEST(GemmAmx, DeclinesWhatItCannotTake) {
   GemmArgs g;
   g.a_dtype = g.b_dtype = DType::f32;
-  EXPECT_STREQ(amx_entry().declines(cpu::make_gemm_problem(g)),
-               "only bf16 operands (bf16, or f16 in the alt mode)");
+  EXPECT_STREQ(amx_entry().declines(cpu::make_gemm_problem(g)), "only bf16 operands (bf16, or f16 in the alt mode)");
   g.a_dtype = g.b_dtype = DType::f16;  // exact mode: f16 products are not bf16 products
   EXPECT_NE(amx_entry().declines(cpu::make_gemm_problem(g)), nullptr);
   g.fp16_mode = Fp16Mode::alt;
@@ -62,8 +61,7 @@ TEST(GemmAmx, EdgeShapesMatchTheReference) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  const Epilogue kinds[] = {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DRELU_BGRAD,
-                            Epilogue::BGRADB};
+  const Epilogue kinds[] = {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DRELU_BGRAD, Epilogue::BGRADB};
   int cases = 0;
   for (std::int64_t m : {1, 17, 31, 32, 33, 70})
     for (std::int64_t n : {1, 16, 32, 33, 65})
@@ -126,8 +124,7 @@ TEST(GemmAmx, SumsInTheOrderOfTdpbf16ps) {
     GemmBuffers t = gemm_test::make_buffers(c, rng);
     // Magnitudes spread over 2^±8, so that the order shows in the rounding.
     std::uniform_int_distribution<int> shift(-8, 8);
-    for (std::int64_t i = 0; i < t.a.size(); ++i)
-      t.a.set(i, t.a.get(i) * std::ldexp(1.0, shift(rng)));
+    for (std::int64_t i = 0; i < t.a.size(); ++i) t.a.set(i, t.a.get(i) * std::ldexp(1.0, shift(rng)));
     const GemmBuffers in = t;
     run_entry(t);
     for (std::int64_t j = 0; j < c.n; ++j)
@@ -144,8 +141,7 @@ TEST(GemmAmx, SumsInTheOrderOfTdpbf16ps) {
         }
         const auto got = static_cast<float>(t.d.get(i + j * in.ldd));
         ASSERT_EQ(std::memcmp(&got, &acc, sizeof(float)), 0)
-            << "k " << k << ": D(" << i << ", " << j << ") = " << got << ", tdpbf16ps order gives "
-            << acc;
+            << "k " << k << ": D(" << i << ", " << j << ") = " << got << ", tdpbf16ps order gives " << acc;
       }
   }
 }

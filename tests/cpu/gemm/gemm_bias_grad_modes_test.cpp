@@ -28,8 +28,10 @@ double summed_element(const GemmBuffers& t, std::int64_t r, std::int64_t kk) {
 
 void set_summed_element(GemmBuffers& t, std::int64_t r, std::int64_t kk, double v) {
   const GemmCase& c = t.cfg;
-  if (c.kind == Epilogue::BGRADA) t.a.set(c.op_a == Op::N ? r + kk * t.lda : kk + r * t.lda, v);
-  else t.b.set(c.op_b == Op::N ? kk + r * t.ldb : r + kk * t.ldb, v);
+  if (c.kind == Epilogue::BGRADA)
+    t.a.set(c.op_a == Op::N ? r + kk * t.lda : kk + r * t.lda, v);
+  else
+    t.b.set(c.op_b == Op::N ? kk + r * t.ldb : r + kk * t.ldb, v);
 }
 
 // Row 0 of the summed operand: all fp16 subnormals (+m * 2^-24, the flush case); row 1: values
@@ -63,8 +65,8 @@ void expect_sums_as_given(const GemmBuffers& in, const GemmBuffers& got, const c
     // fp32 sums over blocks of at most 256, combined in double, one rounding to f32.
     const double tol = (std::min<double>(static_cast<double>(c.k), 256.0) + 2.0) * kU32 * mag;
     const double g = got.bias_grad.get(r);
-    EXPECT_LE(std::fabs(g - want), tol) << kernel << " bias_grad(" << r << ") = " << g << ", as-given sum "
-                                        << want << "\n  " << c.describe();
+    EXPECT_LE(std::fabs(g - want), tol) << kernel << " bias_grad(" << r << ") = " << g << ", as-given sum " << want
+                                        << "\n  " << c.describe();
     if (r < 2 && c.mode != Fp16Mode::exact && (r == 0) == (c.mode == Fp16Mode::flush))
       EXPECT_GT(std::fabs(mode_sum(in, r) - want), tol) << "the planted row does not discriminate";
   }
@@ -118,8 +120,8 @@ TEST(GemmBiasGradModes, LinearDbIsTheSumOfDyAsGiven) {
     for (Fp16Mode mode : {Fp16Mode::alt, Fp16Mode::flush}) {
       testing::Buffer dy(DType::f16, batch * out_features), x(DType::f16, batch * in_features);
       for (std::int64_t t = 0; t < batch; ++t) {
-        dy.set(t * out_features + 0, std::ldexp(mantissa(rng), -24));                     // subnormal
-        dy.set(t * out_features + 1, 1.0 + std::ldexp(8 * low_bits(rng) - 2, -10));       // not bf16
+        dy.set(t * out_features + 0, std::ldexp(mantissa(rng), -24));                // subnormal
+        dy.set(t * out_features + 1, 1.0 + std::ldexp(8 * low_bits(rng) - 2, -10));  // not bf16
         for (std::int64_t o = 2; o < out_features; ++o) dy.set(t * out_features + o, normal(rng));
       }
       for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, normal(rng));
@@ -133,8 +135,10 @@ TEST(GemmBiasGradModes, LinearDbIsTheSumOfDyAsGiven) {
       linear_backward(args);
       for (std::int64_t o = 0; o < out_features; ++o) {
         double want = 0.0, mag = 0.0;
-        for (std::int64_t t = 0; t < batch; ++t) want += dy.get(t * out_features + o), mag += std::fabs(dy.get(t * out_features + o));
-        EXPECT_LE(std::fabs(db[o] - want), (batch + 2.0) * kU32 * mag) << "db[" << o << "] mode " << static_cast<int>(mode);
+        for (std::int64_t t = 0; t < batch; ++t)
+          want += dy.get(t * out_features + o), mag += std::fabs(dy.get(t * out_features + o));
+        EXPECT_LE(std::fabs(db[o] - want), (batch + 2.0) * kU32 * mag)
+            << "db[" << o << "] mode " << static_cast<int>(mode);
       }
       // dw row 0 (the subnormal dy column) is all zero under flush: the product keeps the mode.
       if (mode == Fp16Mode::flush)

@@ -36,7 +36,8 @@ TEST(GemmAlphaZero, TheProductIsNotComputed) {
         gemm(got.args());
         GemmArgs k0 = no_product.args();
         k0.k = 0;
-        if (kind == Epilogue::BGRADA || kind == Epilogue::BGRADB) k0.epilogue.kind = Epilogue::DEFAULT, k0.epilogue.bias_grad = nullptr;
+        if (kind == Epilogue::BGRADA || kind == Epilogue::BGRADB)
+          k0.epilogue.kind = Epilogue::DEFAULT, k0.epilogue.bias_grad = nullptr;
         gemm(k0);
         EXPECT_EQ(got.d.bytes, no_product.d.bytes) << c.describe();
         for (std::int64_t i = 0; i < got.d.size(); ++i) ASSERT_FALSE(std::isnan(got.d.get(i))) << c.describe();
@@ -50,7 +51,8 @@ TEST(GemmAlphaZero, TheProductIsNotComputed) {
               want += in.b.get(kk + j * in.ldb);
               mag += std::fabs(in.b.get(kk + j * in.ldb));
             }
-            EXPECT_NEAR(got.bias_grad.get(j), want, (c.k + 2.0) * 0x1p-24 * mag) << "bias_grad(" << j << ") " << c.describe();
+            EXPECT_NEAR(got.bias_grad.get(j), want, (c.k + 2.0) * 0x1p-24 * mag)
+                << "bias_grad(" << j << ") " << c.describe();
           }
         }
         if (kind == Epilogue::BGRADA)  // A holds Inf and NaN, and BGRADA sums A

@@ -98,7 +98,7 @@ TEST(GemmFp16Modes, FlushZeroesExactlyTheSubnormalInputs) {
     exact.cfg.mode = Fp16Mode::exact;
     GemmReport exact_report;
     gemm(exact.args(), &exact_report);
-    EXPECT_EQ(flush.bias_grad.bytes, exact.bias_grad.bytes);  // BGRADA sums A as given
+    EXPECT_EQ(flush.bias_grad.bytes, exact.bias_grad.bytes);    // BGRADA sums A as given
     EXPECT_EQ(exact_report.fp16_subnormal_inputs, subnormals);  // counted in every mode
     EXPECT_NE(exact.d.bytes, flush.d.bytes);                    // and they did matter
   }

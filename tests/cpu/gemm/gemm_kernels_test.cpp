@@ -55,8 +55,8 @@ TEST(GemmKernels, EveryKernelIsBitExactOnSmallIntegers) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  const Epilogue kinds[] = {Epilogue::DEFAULT, Epilogue::BIAS, Epilogue::RELU_AUX_BIAS, Epilogue::DRELU_BGRAD,
-                            Epilogue::BGRADA, Epilogue::BGRADB};
+  const Epilogue kinds[] = {Epilogue::DEFAULT,     Epilogue::BIAS,   Epilogue::RELU_AUX_BIAS,
+                            Epilogue::DRELU_BGRAD, Epilogue::BGRADA, Epilogue::BGRADB};
   int ran = 0;
   for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
     SCOPED_TRACE(kernel.name);

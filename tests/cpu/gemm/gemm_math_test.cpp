@@ -36,7 +36,8 @@ TEST(GemmMath, GeluAndItsDerivativeAreWithinAFewUlp) {
     const double t = std::tanh(u);
     const double phi = 0.5 * std::erfc(-xd / std::sqrt(2.0));
     const double gelu_tanh = 0.5 * xd * (1 + t), gelu_erf = xd * phi;
-    const double dgelu_tanh = 0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * std::sqrt(2 / kPi) * (1 + 3 * 0.044715 * xd * xd);
+    const double dgelu_tanh =
+        0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * std::sqrt(2 / kPi) * (1 + 3 * 0.044715 * xd * xd);
     const double dgelu_erf = phi + xd * std::exp(-0.5 * xd * xd) / std::sqrt(2 * kPi);
     ASSERT_NEAR(gm::gelu_tanh(xf), gelu_tanh, 8 * kU * std::fabs(xd)) << xf;
     ASSERT_NEAR(gm::gelu_erf(xf), gelu_erf, 8 * kU * std::fabs(xd)) << xf;
@@ -66,9 +67,9 @@ TEST(GemmMath, Fp16ModeHelpers) {
     ASSERT_EQ(gm::rounds_to_f16_subnormal(x), subnormal) << x;
     ASSERT_EQ(gm::rounds_to_f16_subnormal(-x), subnormal) << x;
   }
-  EXPECT_FALSE(gm::rounds_to_f16_subnormal(0x1p-25f));       // tie to 0
-  EXPECT_FALSE(gm::rounds_to_f16_subnormal(0x1.ffcp-15f));   // tie to 2^-14
-  EXPECT_EQ(gm::round_to_bf16(1.0f + 0x1p-8f), 1.0f);         // tie to even
+  EXPECT_FALSE(gm::rounds_to_f16_subnormal(0x1p-25f));      // tie to 0
+  EXPECT_FALSE(gm::rounds_to_f16_subnormal(0x1.ffcp-15f));  // tie to 2^-14
+  EXPECT_EQ(gm::round_to_bf16(1.0f + 0x1p-8f), 1.0f);       // tie to even
   EXPECT_EQ(gm::round_to_bf16(1.0f + 0x1.8p-8f), 1.0f + 0x1p-7f);
   EXPECT_TRUE(std::isnan(gm::round_to_bf16(std::nanf(""))));
 }

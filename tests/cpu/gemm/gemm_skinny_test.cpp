@@ -58,7 +58,8 @@ TEST(GemmSkinny, EveryEpilogueDtypeAndOpInBothOrientations) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> coin(0, 1), small(1, 16), large(1, 70), kd(0, 90), three(0, 2);
   const auto kernels = skinny_kernels();
-  ASSERT_EQ(kernels.empty(), ops::kernel_unavailable_reason({Device::cpu, Isa::avx2, false}) != nullptr);  // none under AMPKIT_ISA=ref
+  ASSERT_EQ(kernels.empty(),
+            ops::kernel_unavailable_reason({Device::cpu, Isa::avx2, false}) != nullptr);  // none under AMPKIT_ISA=ref
   for (const cpu::GemmKernel* kernel : kernels) {
     SCOPED_TRACE(kernel->name);
     for (int kind = 0; kind <= static_cast<int>(Epilogue::BGRADB); ++kind)
@@ -141,8 +142,8 @@ TEST(GemmSkinny, BitExactOnSmallIntegers) {
   for (const cpu::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     for (DType t : kTypes)
-      for (Epilogue kind : {Epilogue::BIAS, Epilogue::RELU_AUX_BIAS, Epilogue::DRELU_BGRAD, Epilogue::BGRADA,
-                            Epilogue::BGRADB})
+      for (Epilogue kind :
+           {Epilogue::BIAS, Epilogue::RELU_AUX_BIAS, Epilogue::DRELU_BGRAD, Epilogue::BGRADA, Epilogue::BGRADB})
         for (int ops = 0; ops < 8; ++ops) {
           GemmCase c;
           c.m = ops & 4 ? 141 : 3 + ops, c.n = ops & 4 ? 9 + ops : 133, c.k = 61 + ops;
@@ -261,10 +262,9 @@ TEST(GemmSkinny, AltEqualsBf16RoundedOperandsAndFlushZeroesSubnormals) {
 TEST(GemmSkinny, DispatchTakesTheSkinnyEngineUpToSixteen) {
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
-    const std::string expected =
-        isa == Isa::ref  ? "gemm_reference"
-        : isa == Isa::amx ? "gemm_skinny_f32_avx512"  // the skinny engines are AVX-512 at most
-                          : std::string("gemm_skinny_f32_") + std::string(isa_name(isa));
+    const std::string expected = isa == Isa::ref   ? "gemm_reference"
+                                 : isa == Isa::amx ? "gemm_skinny_f32_avx512"  // the skinny engines are AVX-512 at most
+                                                   : std::string("gemm_skinny_f32_") + std::string(isa_name(isa));
     for (std::int64_t small : {1, 7, 16, 17}) {
       for (bool n_small : {true, false}) {
         GemmArgs g;

@@ -15,8 +15,8 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/gemm.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
+#include "ops/gemm/gemm_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::gemm_test {
@@ -35,13 +35,13 @@ struct GemmCase {
   bool accumulate_bias_grad = false;
   Fp16Mode mode = Fp16Mode::exact;
   std::int64_t pad = 0;  // added to every leading dimension
-  bool c_is_d = false;    // in place: C and D are the same buffer
+  bool c_is_d = false;   // in place: C and D are the same buffer
 
   std::string describe() const {
     std::ostringstream s;
-    s << "op " << (op_a == Op::N ? 'N' : 'T') << (op_b == Op::N ? 'N' : 'T') << " m=" << m << " n=" << n
-      << " k=" << k << " A=" << dtype_name(a) << " B=" << dtype_name(b) << " C=" << dtype_name(c)
-      << " D=" << dtype_name(d) << " alpha=" << alpha << " beta=" << beta << " epilogue=" << static_cast<int>(kind)
+    s << "op " << (op_a == Op::N ? 'N' : 'T') << (op_b == Op::N ? 'N' : 'T') << " m=" << m << " n=" << n << " k=" << k
+      << " A=" << dtype_name(a) << " B=" << dtype_name(b) << " C=" << dtype_name(c) << " D=" << dtype_name(d)
+      << " alpha=" << alpha << " beta=" << beta << " epilogue=" << static_cast<int>(kind)
       << " gelu=" << static_cast<int>(gelu) << " bias=" << dtype_name(bias_dtype) << " aux=" << dtype_name(aux_dtype)
       << " acc=" << accumulate_bias_grad << " mode=" << static_cast<int>(mode) << " pad=" << pad
       << " c_is_d=" << c_is_d;
@@ -57,9 +57,7 @@ struct GemmBuffers {
   std::int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0, aux_ld = 0;
 
   /// C(i, j) as the call reads it (from D's buffer when in place; read before the call).
-  double c_value(std::int64_t i, std::int64_t j) const {
-    return cfg.c_is_d ? d.get(i + j * ldd) : c.get(i + j * ldc);
-  }
+  double c_value(std::int64_t i, std::int64_t j) const { return cfg.c_is_d ? d.get(i + j * ldd) : c.get(i + j * ldc); }
 
   GemmArgs args() {
     GemmArgs g;
@@ -175,10 +173,12 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
   std::vector<double> oa(static_cast<std::size_t>(c.m * c.k)), ob(static_cast<std::size_t>(c.n * c.k));
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t kk = 0; kk < c.k; ++kk)
-      oa[i * c.k + kk] = mode_value(inputs.a.get(c.op_a == Op::N ? i + kk * inputs.lda : kk + i * inputs.lda), c.a, mode);
+      oa[i * c.k + kk] =
+          mode_value(inputs.a.get(c.op_a == Op::N ? i + kk * inputs.lda : kk + i * inputs.lda), c.a, mode);
   for (std::int64_t j = 0; j < c.n; ++j)
     for (std::int64_t kk = 0; kk < c.k; ++kk)
-      ob[j * c.k + kk] = mode_value(inputs.b.get(c.op_b == Op::N ? kk + j * inputs.ldb : j + kk * inputs.ldb), c.b, mode);
+      ob[j * c.k + kk] =
+          mode_value(inputs.b.get(c.op_b == Op::N ? kk + j * inputs.ldb : j + kk * inputs.ldb), c.b, mode);
   // Activation slopes: |act'| <= 1.13 for GELU, 1 for RELU; evaluation error of GELU in fp32.
   const bool gelu_like = p.activation == cpu::GemmActivation::gelu || p.activation == cpu::GemmActivation::dgelu;
   const double slope = gelu_like ? 1.13 : 1.0;

@@ -36,9 +36,7 @@ inline const Mix kMixes[] = {{DType::f32, DType::f32},
                              {DType::f16, DType::f16},
                              {DType::f16, DType::f32}};
 
-inline std::string mix_name(Mix m) {
-  return std::string(dtype_name(m.x)) + "/" + std::string(dtype_name(m.param));
-}
+inline std::string mix_name(Mix m) { return std::string(dtype_name(m.x)) + "/" + std::string(dtype_name(m.param)); }
 
 constexpr double kU = 0x1p-24;  // fp32 unit roundoff: all kernel arithmetic is fp32
 
@@ -54,16 +52,16 @@ inline double subnormal_slack(DType t) { return t == DType::f16 ? 0x1p-25 : 0.0;
 
 // Compares got with want element-wise against tol(i); reports the first few mismatches.
 template <class Tol>
-::testing::AssertionResult compare(const char* what, const Buffer& got, const Buffer& want,
-                                   std::int64_t count, Tol tol) {
+::testing::AssertionResult compare(const char* what, const Buffer& got, const Buffer& want, std::int64_t count,
+                                   Tol tol) {
   int bad = 0;
   std::ostringstream out;
   for (std::int64_t i = 0; i < count; ++i) {
     const double g = got.get(i), w = want.get(i), t = tol(i);
     if (!(std::fabs(g - w) <= t)) {  // NaN (an unwritten, poisoned element) fails too
       if (bad < 5)
-        out << "\n  " << what << "[" << i << "] = " << g << ", reference " << w << ", |diff| "
-            << std::fabs(g - w) << " > tolerance " << t;
+        out << "\n  " << what << "[" << i << "] = " << g << ", reference " << w << ", |diff| " << std::fabs(g - w)
+            << " > tolerance " << t;
       ++bad;
     }
   }
@@ -85,14 +83,14 @@ struct ForwardCase {
   bool stats = true;               // request mean (LayerNorm) and rstd
   float eps = 1e-5f;
   double offset = 0.0, stddev = 1.0;  // x ~ N(offset, stddev)
-  int kernel = -1;  // index into the kernel lists; -1: the public call (selected kernel)
+  int kernel = -1;                    // index into the kernel lists; -1: the public call (selected kernel)
 };
 
 inline std::string describe(const ForwardCase& c) {
   std::ostringstream s;
-  s << (c.rms ? "rms" : "layer") << "_norm_forward " << mix_name(c.mix) << " rows " << c.rows
-    << " n " << c.n << (c.gamma ? " gamma" : "") << (c.beta && !c.rms ? " beta" : "")
-    << (c.stats ? "" : " no-stats") << " offset " << c.offset;
+  s << (c.rms ? "rms" : "layer") << "_norm_forward " << mix_name(c.mix) << " rows " << c.rows << " n " << c.n
+    << (c.gamma ? " gamma" : "") << (c.beta && !c.rms ? " beta" : "") << (c.stats ? "" : " no-stats") << " offset "
+    << c.offset;
   return s.str();
 }
 
@@ -107,9 +105,7 @@ inline TensorView view(Buffer& b, DType t, std::initializer_list<std::int64_t> s
 inline NormKind kind_of(bool rms) { return rms ? NormKind::rms : NormKind::layer; }
 
 /// The index of the reference entry (the last of every list).
-inline int reference_kernel() {
-  return static_cast<int>(ops::norm_forward_kernels(NormKind::layer).size()) - 1;
-}
+inline int reference_kernel() { return static_cast<int>(ops::norm_forward_kernels(NormKind::layer).size()) - 1; }
 
 /// One forward call: the public call (kernel < 0) or entry `kernel` of the list, after the
 /// front end's validation.
@@ -124,7 +120,10 @@ inline void run_forward(const ForwardCase& c, ForwardRun& run, int kernel) {
   if (c.stats) a.rstd = view(run.rstd, DType::f32, {c.rows});
   const NormKind kind = kind_of(c.rms);
   if (kernel < 0) {
-    if (c.rms) rms_norm_forward(a); else layer_norm_forward(a);
+    if (c.rms)
+      rms_norm_forward(a);
+    else
+      layer_norm_forward(a);
     return;
   }
   const auto list = ops::norm_forward_kernels(kind);
@@ -184,14 +183,12 @@ inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool
     return 2.0 * u_y * std::fabs(ref.y.get(e)) + 2.0 * e_y + subnormal_slack(c.mix.x);
   }));
   if (c.stats && !c.rms)
-    EXPECT_TRUE(compare("mean", k.mean, ref.mean, rows, [&](std::int64_t i) {
-      return 2.0 * kU * std::fabs(mu[i]) + 2.0 * e_mu[i];
-    }));
+    EXPECT_TRUE(compare("mean", k.mean, ref.mean, rows,
+                        [&](std::int64_t i) { return 2.0 * kU * std::fabs(mu[i]) + 2.0 * e_mu[i]; }));
   else
     EXPECT_TRUE(same_bytes("mean (not requested, must stay poisoned)", k.mean, ref.mean));
   if (c.stats)
-    EXPECT_TRUE(compare("rstd", k.rstd, ref.rstd, rows,
-                        [&](std::int64_t i) { return 2.0 * r[i] * (eps_r + kU); }));
+    EXPECT_TRUE(compare("rstd", k.rstd, ref.rstd, rows, [&](std::int64_t i) { return 2.0 * r[i] * (eps_r + kU); }));
   else
     EXPECT_TRUE(same_bytes("rstd (not requested, must stay poisoned)", k.rstd, ref.rstd));
   return k;
@@ -210,10 +207,9 @@ struct BackwardCase {
 
 inline std::string describe(const BackwardCase& c) {
   std::ostringstream s;
-  s << (c.rms ? "rms" : "layer") << "_norm_backward " << mix_name(c.mix) << " rows " << c.rows
-    << " n " << c.n << (c.gamma ? " gamma" : "") << (c.dx ? " dx" : "")
-    << (c.dgamma ? " dgamma" : "") << (c.dbeta && !c.rms ? " dbeta" : "")
-    << (c.accumulate ? " accumulate" : "");
+  s << (c.rms ? "rms" : "layer") << "_norm_backward " << mix_name(c.mix) << " rows " << c.rows << " n " << c.n
+    << (c.gamma ? " gamma" : "") << (c.dx ? " dx" : "") << (c.dgamma ? " dgamma" : "")
+    << (c.dbeta && !c.rms ? " dbeta" : "") << (c.accumulate ? " accumulate" : "");
   return s.str();
 }
 
@@ -235,7 +231,10 @@ inline void run_backward(const BackwardCase& c, BackwardRun& run, int kernel) {
   a.accumulate = c.accumulate;
   const NormKind kind = kind_of(c.rms);
   if (kernel < 0) {
-    if (c.rms) rms_norm_backward(a); else layer_norm_backward(a);
+    if (c.rms)
+      rms_norm_backward(a);
+    else
+      layer_norm_backward(a);
     return;
   }
   const auto list = ops::norm_backward_kernels(kind);
@@ -245,8 +244,7 @@ inline void run_backward(const BackwardCase& c, BackwardRun& run, int kernel) {
 /// Random dy, x, gamma; mean/rstd from the reference forward; runs kernel c.kernel and the
 /// reference backward and checks dx, dgamma, dbeta against the bounds of docs/NUMERICS.md.
 /// With check = false only the kernel runs (same inputs for the same rng state).
-inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
-                                  bool check = true) {
+inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng, bool check = true) {
   SCOPED_TRACE(describe(c));
   const std::int64_t rows = c.rows, n = c.n, size = rows * n;
   BackwardRun k;
@@ -266,7 +264,10 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
     f.y = view(y, c.mix.x, {rows, n});
     if (!c.rms) f.mean = view(k.mean, DType::f32, {rows});
     f.rstd = view(k.rstd, DType::f32, {rows});
-    if (c.rms) rms_norm_forward(f); else layer_norm_forward(f);
+    if (c.rms)
+      rms_norm_forward(f);
+    else
+      layer_norm_forward(f);
   }
   k.dx = Buffer(c.mix.x, size);
   k.dx.poison();
@@ -303,27 +304,23 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng,
   if (c.dx)
     EXPECT_TRUE(compare("dx", k.dx, ref.dx, size, [&](std::int64_t e) {
       const double r = static_cast<const float*>(k.rstd.data())[e / n];
-      const double e_dx =
-          r * (k_n + 8.0) * kU * (std::fabs(g[e]) + g1[e / n] + std::fabs(xhat[e]) * g2[e / n]);
+      const double e_dx = r * (k_n + 8.0) * kU * (std::fabs(g[e]) + g1[e / n] + std::fabs(xhat[e]) * g2[e / n]);
       return 2.0 * u_x * std::fabs(ref.dx.get(e)) + 2.0 * e_dx + subnormal_slack(c.mix.x);
     }));
   else
     EXPECT_TRUE(same_bytes("dx (not requested, must stay poisoned)", k.dx, before.dx));
-  auto param_tol = [&](const Buffer& out, const Buffer& old, const std::vector<double>& sum,
-                       double extra) {
+  auto param_tol = [&](const Buffer& out, const Buffer& old, const std::vector<double>& sum, double extra) {
     return [&, extra](std::int64_t j) {
       const double e = (k_r + extra) * kU * sum[j] + (c.accumulate ? kU * std::fabs(old.get(j)) : 0);
       return 2.0 * u_p * std::fabs(out.get(j)) + 2.0 * e + subnormal_slack(c.mix.param);
     };
   };
   if (c.dgamma)
-    EXPECT_TRUE(compare("dgamma", k.dgamma, ref.dgamma, n,
-                        param_tol(ref.dgamma, before.dgamma, sum_dgamma, 3.0)));
+    EXPECT_TRUE(compare("dgamma", k.dgamma, ref.dgamma, n, param_tol(ref.dgamma, before.dgamma, sum_dgamma, 3.0)));
   else
     EXPECT_TRUE(same_bytes("dgamma (not requested, must stay untouched)", k.dgamma, before.dgamma));
   if (c.dbeta && !c.rms)
-    EXPECT_TRUE(compare("dbeta", k.dbeta, ref.dbeta, n,
-                        param_tol(ref.dbeta, before.dbeta, sum_dbeta, 1.0)));
+    EXPECT_TRUE(compare("dbeta", k.dbeta, ref.dbeta, n, param_tol(ref.dbeta, before.dbeta, sum_dbeta, 1.0)));
   else
     EXPECT_TRUE(same_bytes("dbeta (not requested, must stay untouched)", k.dbeta, before.dbeta));
   return k;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ampkit/ops/norm.hpp"
-#include "ops/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_checks.hpp"  // tests/cpu/norm
 #include "ops/norm/norm_front_end.hpp"
+#include "ops/norm/norm_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {
@@ -55,8 +55,8 @@ void for_each_kernel(Body body) {
 // The public calls pick the first usable entry of each list, and the kernel-name and status
 // queries say so.
 TEST(NormKernels, DispatchPicksTheFirstUsableKernel) {
-  testing::Buffer x(DType::bf16, 12), y(DType::bf16, 12), dx(DType::bf16, 12),
-      gamma(DType::f32, 4), mean(DType::f32, 3), rstd(DType::f32, 3);
+  testing::Buffer x(DType::bf16, 12), y(DType::bf16, 12), dx(DType::bf16, 12), gamma(DType::f32, 4),
+      mean(DType::f32, 3), rstd(DType::f32, 3);
   NormForwardArgs f;
   f.x = TensorView(x.data(), DType::bf16, {3, 4});
   f.y = TensorView(y.data(), DType::bf16, {3, 4});
@@ -103,8 +103,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> shapes(const KernelSlot& k) {
   for (std::int64_t n : {1, 2, 7, 15, 16, 17, 31, 64, 1000, 4096, 12288})
     for (std::int64_t rows : {0, 1, 3}) s.emplace_back(rows, n);
   if (k.entry.needs.isa == Isa::ref) return s;
-  for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{64, 16}, {64, 17}, {64, 1000},
-                         {1000, 7}, {1000, 16}})
+  for (auto [rows, n] : {std::pair<std::int64_t, std::int64_t>{64, 16}, {64, 17}, {64, 1000}, {1000, 7}, {1000, 16}})
     s.emplace_back(rows, n);
   return s;
 }
@@ -219,8 +218,7 @@ TEST(NormKernels, LargeOffsetRowsStayAccurate) {
         double mu = 0.0, var = 0.0;
         for (std::int64_t j = 0; j < n; ++j) mu += k.x.get(i * n + j);
         mu /= static_cast<double>(n);
-        for (std::int64_t j = 0; j < n; ++j)
-          var += (k.x.get(i * n + j) - mu) * (k.x.get(i * n + j) - mu);
+        for (std::int64_t j = 0; j < n; ++j) var += (k.x.get(i * n + j) - mu) * (k.x.get(i * n + j) - mu);
         const double r = 1.0 / std::sqrt(var / static_cast<double>(n) + 1e-5);
         for (std::int64_t j = 0; j < n; ++j)
           ASSERT_NEAR(k.y.get(i * n + j), (k.x.get(i * n + j) - mu) * r, 1e-4) << i << ", " << j;
@@ -246,9 +244,9 @@ TEST(NormKernels, DyadicDataGivesExactResults) {
     for (norm_testing::Mix mix : kMixes)
       for (std::int64_t n : {2, 16, 64, 256}) {
         const std::int64_t rows = 3;
-        testing::Buffer x(mix.x, rows * n), y(mix.x, rows * n), gamma(mix.param, n),
-            beta(mix.param, n), dy(mix.x, rows * n), dx(mix.x, rows * n), dgamma(mix.param, n),
-            dbeta(mix.param, n), mean(DType::f32, rows), rstd(DType::f32, rows);
+        testing::Buffer x(mix.x, rows * n), y(mix.x, rows * n), gamma(mix.param, n), beta(mix.param, n),
+            dy(mix.x, rows * n), dx(mix.x, rows * n), dgamma(mix.param, n), dbeta(mix.param, n), mean(DType::f32, rows),
+            rstd(DType::f32, rows);
         std::vector<double> sign(static_cast<std::size_t>(rows * n)), a(rows), d(rows);
         for (std::int64_t i = 0; i < rows; ++i) {
           a[i] = static_cast<double>(static_cast<int>(rng() % 64) - 32);
@@ -305,8 +303,7 @@ TEST(NormKernels, DyadicDataGivesExactResults) {
             want_dbeta[j] += dy.get(i * n + j);
           }
           for (std::int64_t j = 0; j < n; ++j) {
-            const double e =
-                (gamma.get(j) * dy.get(i * n + j) - mean_g - sign[i * n + j] * mean_gx) / d[i];
+            const double e = (gamma.get(j) * dy.get(i * n + j) - mean_g - sign[i * n + j] * mean_gx) / d[i];
             testing::Buffer want(mix.x, 1);
             want.set(0, e);  // the exact value rounded once to x's dtype
             ASSERT_EQ(dx.get(i * n + j), want.get(0)) << norm_testing::mix_name(mix) << " n " << n << " dx";

@@ -19,8 +19,8 @@ struct Params {
 
 // sum over rows, columns of w * y with y computed in double from the definition.
 double loss(const Params& p, std::int64_t rows, std::int64_t n, const std::vector<double>& x,
-            const std::vector<double>& gamma, const std::vector<double>& beta,
-            const std::vector<double>& w, double eps) {
+            const std::vector<double>& gamma, const std::vector<double>& beta, const std::vector<double>& w,
+            double eps) {
   double total = 0.0;
   for (std::int64_t i = 0; i < rows; ++i) {
     double mu = 0.0, var = 0.0;
@@ -59,17 +59,15 @@ TEST(NormReference, BackwardMatchesFiniteDifferences) {
   std::mt19937_64 rng(seed);
   testing::IsaScope scope(Isa::ref);
   const float eps = 1e-3f;
-  for (const Params p : {Params{false, false, false}, Params{false, true, false},
-                         Params{false, true, true}, Params{false, false, true},
-                         Params{true, false, false}, Params{true, true, false}})
+  for (const Params p : {Params{false, false, false}, Params{false, true, false}, Params{false, true, true},
+                         Params{false, false, true}, Params{true, false, false}, Params{true, true, false}})
     for (std::int64_t n : {1, 2, 5, 16, 33}) {
       const std::int64_t rows = 3;
-      SCOPED_TRACE(::testing::Message() << (p.rms ? "rms" : "layer") << " gamma " << p.gamma
-                                        << " beta " << p.beta << " n " << n);
-      testing::Buffer x(DType::f32, rows * n), gamma(DType::f32, n), beta(DType::f32, n),
-          w(DType::f32, rows * n), y(DType::f32, rows * n), mean(DType::f32, rows),
-          rstd(DType::f32, rows), dx(DType::f32, rows * n), dgamma(DType::f32, n),
-          dbeta(DType::f32, n);
+      SCOPED_TRACE(::testing::Message() << (p.rms ? "rms" : "layer") << " gamma " << p.gamma << " beta " << p.beta
+                                        << " n " << n);
+      testing::Buffer x(DType::f32, rows * n), gamma(DType::f32, n), beta(DType::f32, n), w(DType::f32, rows * n),
+          y(DType::f32, rows * n), mean(DType::f32, rows), rstd(DType::f32, rows), dx(DType::f32, rows * n),
+          dgamma(DType::f32, n), dbeta(DType::f32, n);
       x.fill_normal(rng, p.rms ? 0.5 : 0.3, 1.0);
       gamma.fill_normal(rng, 1.0, 0.5);
       beta.fill_normal(rng, 0.0, 1.0);
@@ -85,7 +83,10 @@ TEST(NormReference, BackwardMatchesFiniteDifferences) {
       f.y = TensorView(y.data(), DType::f32, {rows, n});
       if (!p.rms) f.mean = TensorView(mean.data(), DType::f32, {rows});
       f.rstd = TensorView(rstd.data(), DType::f32, {rows});
-      if (p.rms) rms_norm_forward(f); else layer_norm_forward(f);
+      if (p.rms)
+        rms_norm_forward(f);
+      else
+        layer_norm_forward(f);
       NormBackwardArgs b;
       b.dy = TensorView(w.data(), DType::f32, {rows, n});
       b.x = f.x;
@@ -95,15 +96,17 @@ TEST(NormReference, BackwardMatchesFiniteDifferences) {
       b.dx = TensorView(dx.data(), DType::f32, {rows, n});
       if (p.gamma) b.dgamma = TensorView(dgamma.data(), DType::f32, {n});
       if (p.beta) b.dbeta = TensorView(dbeta.data(), DType::f32, {n});
-      if (p.rms) rms_norm_backward(b); else layer_norm_backward(b);
+      if (p.rms)
+        rms_norm_backward(b);
+      else
+        layer_norm_backward(b);
 
       auto to_double = [](const testing::Buffer& buf) {
         std::vector<double> v(static_cast<std::size_t>(buf.size()));
         for (std::int64_t i = 0; i < buf.size(); ++i) v[i] = buf.get(i);
         return v;
       };
-      std::vector<double> xd = to_double(x), gd = to_double(gamma), bd = to_double(beta),
-                          wd = to_double(w);
+      std::vector<double> xd = to_double(x), gd = to_double(gamma), bd = to_double(beta), wd = to_double(w);
       auto f_loss = [&] { return loss(p, rows, n, xd, gd, bd, wd, eps); };
       // Tolerance: the reference uses the fp32-rounded mean/rstd and rounds its outputs to
       // fp32 (relative errors ~1e-7 of the terms); the central difference is accurate to
@@ -129,8 +132,7 @@ TEST(NormReference, BackwardMatchesFiniteDifferences) {
         if (p.gamma) {
           double scale = 0.0;
           for (std::int64_t i = 0; i < rows; ++i)
-            scale += std::fabs(wd[i * n + j] * (xd[i * n + j] - (p.rms ? 0.0 : mean.get(i))) *
-                               rstd.get(i));
+            scale += std::fabs(wd[i * n + j] * (xd[i * n + j] - (p.rms ? 0.0 : mean.get(i))) * rstd.get(i));
           const double fd = central_difference(gd, static_cast<std::size_t>(j), f_loss);
           EXPECT_NEAR(dgamma.get(j), fd, 1e-5 * scale + 1e-9) << "dgamma " << j;
         }

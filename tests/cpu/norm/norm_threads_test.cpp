@@ -51,8 +51,7 @@ TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
             // The parallel path is checked against the reference once (2 threads); the other
             // thread counts must give the same bits.
             const norm_testing::ForwardRun fk = norm_testing::check_forward(f, rng, threads == 2);
-            const norm_testing::BackwardRun bk =
-                norm_testing::check_backward(b, rng, threads == 2);
+            const norm_testing::BackwardRun bk = norm_testing::check_backward(b, rng, threads == 2);
             if (threads == 1) {
               f1 = fk;
               b1 = bk;

@@ -33,7 +33,8 @@ Outcome& outcome();
 /// Collects the streamed message; records a failure (or a skip) when destroyed.
 class Report {
  public:
-  Report(const char* file, int line, const char* what, bool skip) : file_(file), line_(line), what_(what), skip_(skip) {}
+  Report(const char* file, int line, const char* what, bool skip)
+      : file_(file), line_(line), what_(what), skip_(skip) {}
   Report(const Report&) = delete;
   template <class T>
   Report& operator<<(const T& value) {
@@ -57,8 +58,8 @@ struct Stop {
 
 }  // namespace shim
 
-#define TEST(suite, name)                                                          \
-  static void suite##_##name##_body();                                             \
+#define TEST(suite, name)                                                                          \
+  static void suite##_##name##_body();                                                             \
   static const ::shim::Registrar suite##_##name##_registrar(#suite, #name, suite##_##name##_body); \
   static void suite##_##name##_body()
 

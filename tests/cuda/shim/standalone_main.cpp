@@ -27,8 +27,7 @@ Report::~Report() {
     return;
   }
   ++outcome().failures;
-  if (outcome().failures <= 5)
-    std::printf("  %s:%d: %s\n    %s\n", file_, line_, what_, message_.str().c_str());
+  if (outcome().failures <= 5) std::printf("  %s:%d: %s\n    %s\n", file_, line_, what_, message_.str().c_str());
 }
 
 }  // namespace shim

@@ -23,8 +23,8 @@ struct GeluCase {
   cpu::GeluProblem problem;
 };
 
-GeluCase make_case(std::mt19937_64& rng, bool backward, GeluVariant v, DType tx, DType td,
-                   DType to, std::int64_t rows, std::int64_t n) {
+GeluCase make_case(std::mt19937_64& rng, bool backward, GeluVariant v, DType tx, DType td, DType to, std::int64_t rows,
+                   std::int64_t n) {
   GeluCase c;
   c.x = random_buffer(rng, tx, rows * n, 0.0, 3.0);
   c.dy = random_buffer(rng, td, rows * n);
@@ -59,9 +59,8 @@ TEST(Gelu, EveryEntryMatchesTheReference) {
           for (DType td : kFloatDTypes)
             for (DType to : kFloatDTypes) {
               if (!backward && td != DType::f32) continue;
-              SCOPED_TRACE(::testing::Message() << k.name << " variant " << static_cast<int>(v)
-                                                << " backward " << backward << " "
-                                                << dtypes_name({tx, td, to}));
+              SCOPED_TRACE(::testing::Message() << k.name << " variant " << static_cast<int>(v) << " backward "
+                                                << backward << " " << dtypes_name({tx, td, to}));
               GeluCase c = make_case(rng, backward, v, tx, td, to, 3, 2049);
               Buffer want(to, c.out.size());
               cpu::GeluProblem ref = c.problem;
@@ -72,8 +71,8 @@ TEST(Gelu, EveryEntryMatchesTheReference) {
               // rounding to out in both.
               const double u = unit_roundoff(to);
               EXPECT_TRUE(near("out", c.out, want, [&](std::int64_t i) {
-                const double bound = backward ? 10.0 * kU32 * std::fabs(c.dy.get(i))
-                                              : 10.0 * kU32 * std::fabs(c.x.get(i));
+                const double bound =
+                    backward ? 10.0 * kU32 * std::fabs(c.dy.get(i)) : 10.0 * kU32 * std::fabs(c.x.get(i));
                 return bound + 2.0 * u * std::fabs(want.get(i)) + 2.0 * subnormal_slack(to);
               }));
             }
@@ -91,17 +90,14 @@ TEST(Gelu, ReferenceDerivativeMatchesFiniteDifferences) {
     const double h = 1.0 / 1024.0;  // x +- h exact in f32 for |x| < 2^13
     Buffer x = random_buffer(rng, DType::f32, n, 0.0, 3.0);
     Buffer xp(DType::f32, n), xm(DType::f32, n), one(DType::f32, n);
-    for (std::int64_t i = 0; i < n; ++i)
-      xp.set(i, x.get(i) + h), xm.set(i, x.get(i) - h), one.set(i, 1.0);
+    for (std::int64_t i = 0; i < n; ++i) xp.set(i, x.get(i) + h), xm.set(i, x.get(i) - h), one.set(i, 1.0);
     Buffer yp(DType::f32, n), ym(DType::f32, n), slope(DType::f32, n);
-    cpu::GeluProblem p{1, n, false, v, xp.data(), DType::f32, n, nullptr, DType::f32, n,
-                       yp.data(), DType::f32, n};
+    cpu::GeluProblem p{1, n, false, v, xp.data(), DType::f32, n, nullptr, DType::f32, n, yp.data(), DType::f32, n};
     cpu::gelu_reference(p);
     p.x = xm.data();
     p.out = ym.data();
     cpu::gelu_reference(p);
-    p = {1, n, true, v, x.data(), DType::f32, n, one.data(), DType::f32, n, slope.data(),
-         DType::f32, n};
+    p = {1, n, true, v, x.data(), DType::f32, n, one.data(), DType::f32, n, slope.data(), DType::f32, n};
     cpu::gelu_reference(p);
     for (std::int64_t i = 0; i < n; ++i) {
       const double fd = (yp.get(i) - ym.get(i)) / (2.0 * h);
@@ -122,13 +118,13 @@ TEST(Gelu, OneAndTwoThreadsGiveIdenticalBitsAndInPlaceWorks) {
   for (int threads : {1, 2}) {
     testing::ThreadsScope scope(threads);
     outs[threads - 1] = dy;  // in place: dx is dy
-    gelu_backward(view_of(x, {64, 300}), view_of(outs[threads - 1], {64, 300}),
-                  view_of(outs[threads - 1], {64, 300}), GeluVariant::erf);
+    gelu_backward(view_of(x, {64, 300}), view_of(outs[threads - 1], {64, 300}), view_of(outs[threads - 1], {64, 300}),
+                  GeluVariant::erf);
   }
   EXPECT_TRUE(same_bytes("dx", outs[0], outs[1]));
   Buffer want(DType::bf16, 64 * 300);
-  cpu::GeluProblem p{64, 300, true, GeluVariant::erf, x.data(), DType::bf16, 300, dy.data(),
-                     DType::bf16, 300, want.data(), DType::bf16, 300};
+  cpu::GeluProblem p{64,        300,         true, GeluVariant::erf, x.data(),    DType::bf16, 300,
+                     dy.data(), DType::bf16, 300,  want.data(),      DType::bf16, 300};
   cpu::gelu_cpu(p);
   EXPECT_TRUE(same_bytes("in-place dx", outs[0], want));
 }
@@ -137,14 +133,15 @@ TEST(Gelu, BadArgumentsAreRejectedAndNothingIsWritten) {
   Buffer x(DType::f32, 6), y(DType::f16, 6), ids(DType::i32, 6);
   y.poison();
   const Buffer untouched = y;
-  EXPECT_TRUE(throws_with([&] { gelu_forward(view_of(x, {2, 3}), view_of(y, {3, 2}), GeluVariant::tanh); },
-                          {"gelu_forward: y shape must equal x's shape [2, 3], but got [3, 2]"}));
   EXPECT_TRUE(throws_with(
-      [&] { gelu_forward(view_of(x, {6}), view_of(y, {6}), static_cast<GeluVariant>(7)); },
-      {"gelu_forward: variant must be", "but got the value 7"}));
-  EXPECT_TRUE(throws_with(
-      [&] { gelu_backward(view_of(x, {6}), view_of(ids, {6}), view_of(y, {6}), GeluVariant::erf); },
-      {"gelu_backward: dy dtype must be f32, bf16 or f16, but got i32"}));
+      [&] {
+        gelu_forward(view_of(x, {2, 3}), view_of(y, {3, 2}), GeluVariant::tanh);
+      },
+      {"gelu_forward: y shape must equal x's shape [2, 3], but got [3, 2]"}));
+  EXPECT_TRUE(throws_with([&] { gelu_forward(view_of(x, {6}), view_of(y, {6}), static_cast<GeluVariant>(7)); },
+                          {"gelu_forward: variant must be", "but got the value 7"}));
+  EXPECT_TRUE(throws_with([&] { gelu_backward(view_of(x, {6}), view_of(ids, {6}), view_of(y, {6}), GeluVariant::erf); },
+                          {"gelu_backward: dy dtype must be f32, bf16 or f16, but got i32"}));
   EXPECT_TRUE(throws_with(
       [&] { gelu_backward(view_of(x, {6}), view_of(y, {6}), TensorView(x.data(), DType::f32, {6}), GeluVariant::erf); },
       {"gelu_backward: dx", "must not overlap x"}));

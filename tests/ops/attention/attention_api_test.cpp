@@ -23,11 +23,9 @@ using namespace attention_testing;
 struct Packed {
   std::int64_t batch, seq, width;
   Buffer data;
-  Packed(DType t, std::int64_t b, std::int64_t s, std::int64_t w)
-      : batch(b), seq(s), width(w), data(t, b * s * w) {}
+  Packed(DType t, std::int64_t b, std::int64_t s, std::int64_t w) : batch(b), seq(s), width(w), data(t, b * s * w) {}
   TensorView slice(std::int64_t col0, std::int64_t cols) {
-    auto* base =
-        static_cast<char*>(data.data()) + col0 * static_cast<std::int64_t>(dtype_size(data.dtype));
+    auto* base = static_cast<char*>(data.data()) + col0 * static_cast<std::int64_t>(dtype_size(data.dtype));
     TensorView v(base, data.dtype, {batch, seq, cols});
     v.strides = {seq * width, width, 1};
     return v;
@@ -54,8 +52,8 @@ TEST(AttentionApi, PackedQkvGivesTheBitsOfSeparateBuffers) {
     Buffer out_p(t, kB * kT * kC), out_s(t, kB * kT * kC), lse_p(DType::f32, kB * kH * kT),
         lse_s(DType::f32, kB * kH * kT);
     for (Buffer* b : {&out_p, &out_s, &lse_p, &lse_s}) b->poison();
-    attention_forward({qkv.slice(0, kC), qkv.slice(kC, kC), qkv.slice(2 * kC, kC),
-                       view_of(out_p, {kB, kT, kC}), view_of(lse_p, {kB, kH, kT}), kH});
+    attention_forward({qkv.slice(0, kC), qkv.slice(kC, kC), qkv.slice(2 * kC, kC), view_of(out_p, {kB, kT, kC}),
+                       view_of(lse_p, {kB, kH, kT}), kH});
     attention_forward({view_of(q, {kB, kT, kC}), view_of(k, {kB, kT, kC}), view_of(v, {kB, kT, kC}),
                        view_of(out_s, {kB, kT, kC}), view_of(lse_s, {kB, kH, kT}), kH});
     EXPECT_TRUE(same_bytes("out", out_p, out_s));
@@ -73,8 +71,7 @@ TEST(AttentionApi, PackedQkvGivesTheBitsOfSeparateBuffers) {
     a.heads = kH;
     attention_backward(a);
     a.q = view_of(q, {kB, kT, kC}), a.k = view_of(k, {kB, kT, kC}), a.v = view_of(v, {kB, kT, kC});
-    a.dq = view_of(dq, {kB, kT, kC}), a.dk = view_of(dk, {kB, kT, kC}),
-    a.dv = view_of(dv, {kB, kT, kC});
+    a.dq = view_of(dq, {kB, kT, kC}), a.dk = view_of(dk, {kB, kT, kC}), a.dv = view_of(dv, {kB, kT, kC});
     attention_backward(a);
     EXPECT_TRUE(same_bytes("dq", dqkv.copy(0, kC), dq));
     EXPECT_TRUE(same_bytes("dk", dqkv.copy(kC, kC), dk));
@@ -124,12 +121,10 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
   EXPECT_NO_THROW(attention_backward(a));
   // Overlapping columns are rejected, whichever order the slices come in.
   a.dq = g.slice(0, kC), a.dk = g.slice(kC - 1, kC), a.dv = g.slice(2 * kC + 2, kC);
-  EXPECT_TRUE(
-      throws_with([&] { attention_backward(a); },
-                  {"attention_backward: dk", "must not overlap the output dq", "share memory"}));
+  EXPECT_TRUE(throws_with([&] { attention_backward(a); },
+                          {"attention_backward: dk", "must not overlap the output dq", "share memory"}));
   a.dq = g.slice(2 * kC + 2, kC), a.dk = g.slice(0, kC), a.dv = g.slice(2 * kC + 1, kC);
-  EXPECT_TRUE(
-      throws_with([&] { attention_backward(a); }, {"dv", "must not overlap the output dq"}));
+  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dv", "must not overlap the output dq"}));
   // Rows of one slice landing in another's columns of the next row: a row stride of C with
   // dk one row later than dq overlaps; one row stride of 2C with dk C later does not.
   Buffer flat(DType::f32, kB * kT * 2 * kC + kC);
@@ -141,14 +136,11 @@ TEST(AttentionApi, InputsMayOverlapAndGradientSlicesMayInterleave) {
   a.dq = strided(0, 2 * kC), a.dk = strided(kC, 2 * kC), a.dv = TensorView();
   EXPECT_NO_THROW(attention_backward(a));
   a.dq = strided(0, 2 * kC), a.dk = strided(2 * kC, 2 * kC);  // dk row i = dq row i + 1
-  EXPECT_TRUE(
-      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
   a.dq = strided(0, kC), a.dk = strided(kC, 2 * kC);  // strides differ and ranges overlap
-  EXPECT_TRUE(
-      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
   a.dq = a.dk = strided(0, 2 * kC);
-  EXPECT_TRUE(
-      throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
+  EXPECT_TRUE(throws_with([&] { attention_backward(a); }, {"dk", "must not overlap the output dq"}));
 }
 
 // dq and dk as random strided views into one byte buffer, checked against the bytes they touch:
@@ -199,8 +191,7 @@ TEST(AttentionApi, GradientOverlapTestAgreesWithBruteForce) {
     bool share = false;
     for (std::int64_t x : dk.touched) share = share || seen[static_cast<std::size_t>(x)];
     const auto range = [](const std::vector<std::int64_t>& v) {
-      return std::pair{*std::min_element(v.begin(), v.end()),
-                       *std::max_element(v.begin(), v.end())};
+      return std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
     };
     const auto [a0, a1] = range(dq.touched);
     const auto [b0, b1] = range(dk.touched);
@@ -219,13 +210,12 @@ TEST(AttentionApi, GradientOverlapTestAgreesWithBruteForce) {
       accepted = false;
       EXPECT_NE(std::string(e.what()).find("dk"), std::string::npos) << e.what();
     }
-    SCOPED_TRACE(::testing::Message()
-                 << "trial " << trial << " [" << nb << ", " << nt << ", " << nc << "] dq "
-                 << dq.view.describe() << " at +"
-                 << static_cast<unsigned char*>(dq.view.data) - bytes << " strides "
-                 << dq.view.strides[0] << "/" << dq.view.strides[1] << ", dk " << dk.view.describe()
-                 << " at +" << static_cast<unsigned char*>(dk.view.data) - bytes << " strides "
-                 << dk.view.strides[0] << "/" << dk.view.strides[1]);
+    SCOPED_TRACE(
+        ::testing::Message() << "trial " << trial << " [" << nb << ", " << nt << ", " << nc << "] dq "
+                             << dq.view.describe() << " at +" << static_cast<unsigned char*>(dq.view.data) - bytes
+                             << " strides " << dq.view.strides[0] << "/" << dq.view.strides[1] << ", dk "
+                             << dk.view.describe() << " at +" << static_cast<unsigned char*>(dk.view.data) - bytes
+                             << " strides " << dk.view.strides[0] << "/" << dk.view.strides[1]);
     // Never accepted when they share a byte; with equal strides (or apart), accepted otherwise.
     EXPECT_EQ(accepted, !share && (equal_strides || !ranges_meet)) << "share a byte: " << share;
     exact += equal_strides && ranges_meet && !share;
@@ -239,16 +229,14 @@ TEST(AttentionApi, GradientOverlapTestAgreesWithBruteForce) {
 }
 
 // Runs f, expects an ampkit::Error whose message contains every one of `parts`.
-::testing::AssertionResult throws_with_all(const std::function<void()>& f,
-                                           const std::vector<const char*>& parts) {
+::testing::AssertionResult throws_with_all(const std::function<void()>& f, const std::vector<const char*>& parts) {
   try {
     f();
   } catch (const Error& e) {
     const std::string message = e.what();
     for (const char* part : parts)
       if (message.find(part) == std::string::npos)
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" lacks \"" << part << "\"";
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "no ampkit::Error thrown";
@@ -286,15 +274,12 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
       {[](auto& a) { a.k.rank = 2; }, {"k must have rank 3"}},
       {[](auto& a) { a.v.dtype = DType::i32; }, {"v dtype must be f32, bf16 or f16, but got i32"}},
       {[](auto& a) { a.out.device = Device::cuda; }, {"out must be in cpu memory"}},
-      {[](auto& a) { a.out.shape[1] = 3; },
-       {"out shape must equal q's shape [2, 4, 6], but got [2, 3, 6]"}},
+      {[](auto& a) { a.out.shape[1] = 3; }, {"out shape must equal q's shape [2, 4, 6], but got [2, 3, 6]"}},
       {[](auto& a) { a.q.strides[2] = 2; }, {"q last dim must be contiguous (stride 1)"}},
       {[](auto& a) { a.k.strides[1] = -7; }, {"k strides must be >= 0"}},
       {[](auto& a) { a.v.data = nullptr; }, {"v must point to its elements, but got null"}},
-      {[](auto& a) { a.out.strides[1] = 5; },
-       {"out is an output, so its elements must not overlap each other"}},
-      {[](auto& a) { a.out.strides[0] = 20; },
-       {"out is an output, so its elements must not overlap each other"}},
+      {[](auto& a) { a.out.strides[1] = 5; }, {"out is an output, so its elements must not overlap each other"}},
+      {[](auto& a) { a.out.strides[0] = 20; }, {"out is an output, so its elements must not overlap each other"}},
       {[](auto& a) {
          a.q.shape = {2, 4, 0};
          a.k.shape = a.v.shape = a.out.shape = a.q.shape;
@@ -336,12 +321,10 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
       {[](auto& a) { a.heads = -2; }, {"attention_backward: heads must be >= 1, but got -2"}},
       {[](auto& a) { a.dout = TensorView(); }, {"dout must be present"}},
       {[](auto& a) { a.dout.shape[0] = 1; }, {"dout shape must equal q's shape"}},
-      {[](auto& a) { a.dq.shape[2] = 3; },
-       {"dq shape must equal q's shape [2, 4, 6], but got [2, 4, 3]"}},
+      {[](auto& a) { a.dq.shape[2] = 3; }, {"dq shape must equal q's shape [2, 4, 6], but got [2, 4, 3]"}},
       {[](auto& a) { a.dk.dtype = DType::i32; }, {"dk dtype must be f32, bf16 or f16"}},
       {[](auto& a) { a.dv.strides[2] = 0; }, {"dv last dim must be contiguous"}},
-      {[](auto& a) { a.lse.shape[1] = 3; },
-       {"lse must have shape [batch, heads, seq] = [2, 2, 4]"}},
+      {[](auto& a) { a.lse.shape[1] = 3; }, {"lse must have shape [batch, heads, seq] = [2, 2, 4]"}},
       {[](auto& a) { a.dq = a.q; }, {"dq", "must not overlap the input q"}},
       {[](auto& a) { a.dk = a.dout; }, {"dk", "must not overlap the input dout"}},
       {[](auto& a) { a.dv = a.out; }, {"dv", "must not overlap the input out"}},

@@ -45,12 +45,8 @@ std::vector<Shape> shapes() {
 }
 
 // Points the problem's outputs at `c`'s buffers (the problems were decoded from another copy).
-ops::AttentionForwardProblem forward_problem(Case& c) {
-  return ops::validate_attention_forward(c.forward_args());
-}
-ops::AttentionBackwardProblem backward_problem(Case& c) {
-  return ops::validate_attention_backward(c.backward_args());
-}
+ops::AttentionForwardProblem forward_problem(Case& c) { return ops::validate_attention_forward(c.forward_args()); }
+ops::AttentionBackwardProblem backward_problem(Case& c) { return ops::validate_attention_backward(c.backward_args()); }
 
 TEST(AttentionKernels, EveryEntryMatchesTheReference) {
   const std::uint64_t seed = testing::fresh_seed();
@@ -60,7 +56,7 @@ TEST(AttentionKernels, EveryEntryMatchesTheReference) {
   const auto backward = ops::attention_backward_kernels();
   ASSERT_EQ(forward.size(), backward.size());
   ASSERT_GE(forward.size(), 2u) << "a kernel and the reference";
-  const std::vector<Shape> all = shapes();  // 24 shapes x 4 rounds: combos cover all of [0, 81)
+  const std::vector<Shape> all = shapes();              // 24 shapes x 4 rounds: combos cover all of [0, 81)
   for (std::size_t e = 0; e + 1 < forward.size(); ++e)  // every entry before the reference
     for (int round = 0; round < 4; ++round)
       for (std::size_t si = 0; si < all.size(); ++si) {
@@ -69,10 +65,9 @@ TEST(AttentionKernels, EveryEntryMatchesTheReference) {
         Roles r{};
         combo(n, &r.q, &r.k, &r.v, &r.out);
         combo((n * 7 + 11) % 81, &r.dout, &r.dq, &r.dk, &r.dv);
-        SCOPED_TRACE(::testing::Message()
-                     << forward[e].name << " / " << backward[e].name << " [" << s.batch << ", "
-                     << s.seq << ", " << s.heads << " x " << s.head_dim
-                     << "] q/k/v/out/dout/dq/dk/dv" << roles_text(r) << " round " << round);
+        SCOPED_TRACE(::testing::Message() << forward[e].name << " / " << backward[e].name << " [" << s.batch << ", "
+                                          << s.seq << ", " << s.heads << " x " << s.head_dim
+                                          << "] q/k/v/out/dout/dq/dk/dv" << roles_text(r) << " round " << round);
         Case got = make_case(rng, s, r, 3);
         got.scale = round == 2 ? 0.3f : 0.0f;
         got.accumulate = round % 2 == 1;
@@ -112,8 +107,7 @@ double loss(const Case& c, const ops::AttentionForwardProblem& p) {
   for (std::int64_t b = 0; b < c.s.batch; ++b)
     for (std::int64_t i = 0; i < c.s.seq; ++i)
       for (std::int64_t x = 0; x < cols; ++x)
-        sum += c.dout.get(c.index(b, i, x)) *
-               out[static_cast<std::size_t>((b * c.s.seq + i) * cols + x)];
+        sum += c.dout.get(c.index(b, i, x)) * out[static_cast<std::size_t>((b * c.s.seq + i) * cols + x)];
   return sum;
 }
 
@@ -132,8 +126,7 @@ TEST(AttentionKernels, ReferenceBackwardMatchesFiniteDifferences) {
       Buffer* x;
       const Buffer* g;
     };
-    for (const Grad& grad :
-         {Grad{"dq", &c.q, &c.dq}, Grad{"dk", &c.k, &c.dk}, Grad{"dv", &c.v, &c.dv}}) {
+    for (const Grad& grad : {Grad{"dq", &c.q, &c.dq}, Grad{"dk", &c.k, &c.dk}, Grad{"dv", &c.v, &c.dv}}) {
       auto* x = static_cast<float*>(grad.x->data());
       for (std::int64_t b = 0; b < c.s.batch; ++b)
         for (std::int64_t i = 0; i < c.s.seq; ++i)
@@ -210,9 +203,9 @@ TEST(AttentionKernels, AccumulateAddsToTheGradientsInFp32) {
   ops::attention_backward_kernels().front().run(backward_problem(fresh));
   ops::attention_backward_kernels().front().run(backward_problem(acc));
   // The kernel adds its fp32 result to the old value in fp32: exactly old + fresh, rounded.
-  for (auto [name, a, f, o] : {std::tuple{"dq", &acc.dq, &fresh.dq, &old.dq},
-                               std::tuple{"dk", &acc.dk, &fresh.dk, &old.dk},
-                               std::tuple{"dv", &acc.dv, &fresh.dv, &old.dv}})
+  for (auto [name, a, f, o] :
+       {std::tuple{"dq", &acc.dq, &fresh.dq, &old.dq}, std::tuple{"dk", &acc.dk, &fresh.dk, &old.dk},
+        std::tuple{"dv", &acc.dv, &fresh.dv, &old.dv}})
     for (std::int64_t i = 0; i < a->size(); ++i) {
       const float sum = static_cast<float>(o->get(i)) + static_cast<float>(f->get(i));
       if (std::isnan(sum))

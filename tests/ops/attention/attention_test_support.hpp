@@ -41,9 +41,7 @@ struct Case {
   std::int64_t index(std::int64_t b, std::int64_t i, std::int64_t c) const {
     return b * batch_stride + i * row_stride + c;
   }
-  std::int64_t lse_index(std::int64_t b, std::int64_t h, std::int64_t i) const {
-    return (b * s.heads + h) * s.seq + i;
-  }
+  std::int64_t lse_index(std::int64_t b, std::int64_t h, std::int64_t i) const { return (b * s.heads + h) * s.seq + i; }
   TensorView view(Buffer& x) const {
     TensorView view_x(x.data(), x.dtype, {s.batch, s.seq, cols});
     view_x.strides = {batch_stride, row_stride, 1};
@@ -71,9 +69,7 @@ struct Case {
   }
   /// The resolved scale the kernels use.
   double used_scale() const {
-    return scale > 0.0f
-               ? double{scale}
-               : double{static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
+    return scale > 0.0f ? double{scale} : double{static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
   }
 };
 
@@ -132,8 +128,8 @@ inline Tolerances tolerances(const Case& c, const Case& want, bool backward) {
   tol.dk.assign(n_buf, 0.0);
   tol.dv.assign(n_buf, 0.0);
   tol.lse.assign(c.lse.size(), 0.0);
-  std::vector<double> sc(t_len * t_len), esc(t_len * t_len), prob(t_len * t_len),
-      dprob(t_len * t_len), ds(t_len * t_len), eds(t_len * t_len);
+  std::vector<double> sc(t_len * t_len), esc(t_len * t_len), prob(t_len * t_len), dprob(t_len * t_len),
+      ds(t_len * t_len), eds(t_len * t_len);
   auto finish = [&](const Buffer& ref, std::vector<double>& t, std::int64_t e, double err) {
     const double uo = unit_roundoff(ref.dtype);
     t[e] = 2.0 * err + 2.0 * uo * std::fabs(ref.get(e)) + 2.0 * subnormal_slack(ref.dtype);
@@ -210,8 +206,7 @@ inline Tolerances tolerances(const Case& c, const Case& want, bool backward) {
           const std::int64_t e = c.index(b, r, x);
           double eq = 0.0, ek = 0.0, ev = 0.0;
           for (std::int64_t j = 0; j <= r; ++j)
-            eq += (eds[r * t_len + j] + big * std::fabs(ds[r * t_len + j])) *
-                  std::fabs(c.k.get(c.index(b, j, x)));
+            eq += (eds[r * t_len + j] + big * std::fabs(ds[r * t_len + j])) * std::fabs(c.k.get(c.index(b, j, x)));
           for (std::int64_t i = r; i < t_len; ++i) {
             const std::int64_t ir = i * t_len + r;
             ek += (eds[ir] + big * std::fabs(ds[ir])) * std::fabs(c.q.get(c.index(b, i, x)));

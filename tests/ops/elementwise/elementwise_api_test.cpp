@@ -69,8 +69,10 @@ TEST(ElementwiseApi, ColumnSliceViewsAndEmptyShapes) {
   scale(va, 2.0f, vo);
   for (std::int64_t r = 0; r < 4; ++r)
     for (std::int64_t j = 0; j < 8; ++j) {
-      if (j >= 5) EXPECT_EQ(out.get(r * 8 + j), 2.0 * static_cast<double>(r * 8 + j - 3));
-      else EXPECT_TRUE(std::isnan(out.get(r * 8 + j)));
+      if (j >= 5)
+        EXPECT_EQ(out.get(r * 8 + j), 2.0 * static_cast<double>(r * 8 + j - 3));
+      else
+        EXPECT_TRUE(std::isnan(out.get(r * 8 + j)));
     }
   Buffer none(DType::f32, 0), sums(DType::f32, 3);
   sums.poison();
@@ -85,10 +87,16 @@ TEST(ElementwiseApi, BadArgumentsAreRejectedAndNothingIsWritten) {
   out.poison();
   const Buffer untouched = out;
   TensorView va = view_of(a, {3, 4}), vb = view_of(b, {3, 4}), vo = view_of(out, {3, 4});
-  EXPECT_TRUE(throws_with([&] { add(va, view_of(b, {4, 3}), vo); },
-                          {"add: b shape must equal a's shape [3, 4], but got [4, 3]"}));
-  EXPECT_TRUE(throws_with([&] { add(va, TensorView(ids.data(), DType::i32, {3, 4}), vo); },
-                          {"add: b dtype must be f32, bf16 or f16, but got i32"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        add(va, view_of(b, {4, 3}), vo);
+      },
+      {"add: b shape must equal a's shape [3, 4], but got [4, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        add(va, TensorView(ids.data(), DType::i32, {3, 4}), vo);
+      },
+      {"add: b dtype must be f32, bf16 or f16, but got i32"}));
   EXPECT_TRUE(throws_with([&] { add(va, TensorView(), vo); }, {"add: b must be present"}));
   TensorView on_gpu = vb;
   on_gpu.device = Device::cuda;
@@ -96,19 +104,20 @@ TEST(ElementwiseApi, BadArgumentsAreRejectedAndNothingIsWritten) {
   TensorView transposed = vb;
   transposed.shape = {4, 3};
   transposed.strides = {1, 4};
-  EXPECT_TRUE(throws_with([&] { add(view_of(a, {4, 3}), transposed, view_of(out, {4, 3})); },
-                          {"add: b last dim must be contiguous", "strides [1, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        add(view_of(a, {4, 3}), transposed, view_of(out, {4, 3}));
+      },
+      {"add: b last dim must be contiguous", "strides [1, 4]"}));
   TensorView shifted(static_cast<char*>(out.data()) + 2, DType::f16, {3, 4});
-  EXPECT_TRUE(throws_with([&] { add(va, shifted, vo); },
-                          {"add: out", "must be exactly b (in place) or not overlap it"}));
-  EXPECT_TRUE(throws_with([&] { scale(va, std::nanf(""), vo); },
-                          {"scale: alpha must be finite, but got nan"}));
+  EXPECT_TRUE(
+      throws_with([&] { add(va, shifted, vo); }, {"add: out", "must be exactly b (in place) or not overlap it"}));
+  EXPECT_TRUE(throws_with([&] { scale(va, std::nanf(""), vo); }, {"scale: alpha must be finite, but got nan"}));
   EXPECT_TRUE(throws_with([&] { add_row_vector(va, view_of(b, {3}), vo); },
                           {"add_row_vector: bias length must equal x's last dim (4), but got [3]"}));
   EXPECT_TRUE(throws_with([&] { sum_rows(va, view_of(out, {3}), false); },
                           {"sum_rows: out length must equal x's last dim (4), but got [3]"}));
-  EXPECT_TRUE(throws_with([&] { sum_rows(va, view_of(a, {4}), false); },
-                          {"sum_rows: out", "must not overlap x"}));
+  EXPECT_TRUE(throws_with([&] { sum_rows(va, view_of(a, {4}), false); }, {"sum_rows: out", "must not overlap x"}));
   EXPECT_TRUE(throws_with([&] { add_accumulate(va, view_of(out, {12})); },
                           {"add_accumulate: acc shape must equal x's shape [3, 4], but got [12]"}));
   EXPECT_EQ(out.bytes, untouched.bytes);

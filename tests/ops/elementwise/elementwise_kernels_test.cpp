@@ -26,8 +26,8 @@ struct AddCase {
   cpu::ElementwiseProblem problem;
 };
 
-AddCase make_add(std::mt19937_64& rng, Shape s, DType ta, DType tb, DType to, bool add,
-                 bool broadcast, std::int64_t pad) {
+AddCase make_add(std::mt19937_64& rng, Shape s, DType ta, DType tb, DType to, bool add, bool broadcast,
+                 std::int64_t pad) {
   AddCase c;
   const std::int64_t stride = s.n + pad;
   c.a = random_buffer(rng, ta, s.rows * stride);
@@ -58,9 +58,8 @@ TEST(ElementwiseKernels, EveryEntryMatchesTheReference) {
         for (DType to : kFloatDTypes)
           for (Shape s : kShapes)
             for (int mode = 0; mode < 3; ++mode) {  // add, add broadcast row, scale
-              SCOPED_TRACE(::testing::Message() << k.name << " " << dtypes_name({ta, tb, to})
-                                                << " [" << s.rows << ", " << s.n << "] mode "
-                                                << mode);
+              SCOPED_TRACE(::testing::Message() << k.name << " " << dtypes_name({ta, tb, to}) << " [" << s.rows << ", "
+                                                << s.n << "] mode " << mode);
               AddCase c = make_add(rng, s, ta, tb, to, mode < 2, mode == 1, 3);
               Buffer want(to, c.out.size());
               want.poison();
@@ -89,9 +88,8 @@ TEST(ElementwiseKernels, SumRowsEveryEntryMatchesTheReference) {
       for (DType to : kFloatDTypes)
         for (Shape s : shapes)
           for (bool accumulate : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << k.name << " " << dtypes_name({tx, to}) << " ["
-                                              << s.rows << ", " << s.n << "] accumulate "
-                                              << accumulate);
+            SCOPED_TRACE(::testing::Message() << k.name << " " << dtypes_name({tx, to}) << " [" << s.rows << ", " << s.n
+                                              << "] accumulate " << accumulate);
             const std::int64_t stride = s.n + 2;
             Buffer x = random_buffer(rng, tx, s.rows * stride, 0.5);
             Buffer out = random_buffer(rng, to, s.n);
@@ -109,8 +107,7 @@ TEST(ElementwiseKernels, SumRowsEveryEntryMatchesTheReference) {
             EXPECT_TRUE(near("out", out, want, [&](std::int64_t j) {
               double magnitude = accumulate ? std::fabs(old.get(j)) : 0.0;
               for (std::int64_t r = 0; r < s.rows; ++r) magnitude += std::fabs(x.get(r * stride + j));
-              return chain * kU32 * magnitude + 2.0 * u * std::fabs(want.get(j)) +
-                     2.0 * subnormal_slack(to);
+              return chain * kU32 * magnitude + 2.0 * u * std::fabs(want.get(j)) + 2.0 * subnormal_slack(to);
             }));
           }
 }

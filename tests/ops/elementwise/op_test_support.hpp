@@ -35,8 +35,7 @@ inline TensorView view_of(Buffer& b, std::initializer_list<std::int64_t> shape) 
 }
 
 /// A buffer of n elements of t filled with N(mean, stddev) values.
-inline Buffer random_buffer(std::mt19937_64& rng, DType t, std::int64_t n, double mean = 0.0,
-                            double stddev = 1.0) {
+inline Buffer random_buffer(std::mt19937_64& rng, DType t, std::int64_t n, double mean = 0.0, double stddev = 1.0) {
   Buffer b(t, n);
   b.fill_normal(rng, mean, stddev);
   return b;
@@ -53,8 +52,8 @@ inline ::testing::AssertionResult near(const char* what, const Buffer& got, cons
     const bool ok = (std::isnan(g) && std::isnan(w)) || g == w || std::fabs(g - w) <= t;
     if (!ok) {
       if (bad < 5)
-        out << "\n  " << what << "[" << i << "] = " << g << ", reference " << w << ", |diff| "
-            << std::fabs(g - w) << " > tolerance " << t;
+        out << "\n  " << what << "[" << i << "] = " << g << ", reference " << w << ", |diff| " << std::fabs(g - w)
+            << " > tolerance " << t;
       ++bad;
     }
   }
@@ -77,11 +76,9 @@ inline ::testing::AssertionResult fails_with(const std::function<void()>& f, Err
     const std::string message = e.what();
     for (const char* part : parts)
       if (message.find(part) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part
-                                             << "\"";
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
     if (e.kind() != kind)
-      return ::testing::AssertionFailure() << "message \"" << message << "\" has kind "
-                                           << error_kind_name(e.kind());
+      return ::testing::AssertionFailure() << "message \"" << message << "\" has kind " << error_kind_name(e.kind());
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "no ampkit::Error thrown";
@@ -96,8 +93,7 @@ inline ::testing::AssertionResult throws_with(const std::function<void()>& f,
     const std::string message = e.what();
     for (const char* part : parts)
       if (message.find(part) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part
-                                             << "\"";
+        return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << part << "\"";
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "no ampkit::Error thrown";

@@ -13,8 +13,8 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/embedding.hpp"
-#include "ops/embedding/embedding_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 
 namespace ampkit {
 namespace {
@@ -63,8 +63,8 @@ TEST(Embedding, ForwardEveryEntryMatchesTheReferenceBitForBit) {
           Buffer out(to, s.tokens * out_stride);
           out.poison();
           Buffer want = out;
-          cpu::EmbeddingForwardProblem p{s.tokens, s.vocab, s.dim, ids_of(ids), table.data(), tt,
-                                         table_stride, out.data(), to, out_stride};
+          cpu::EmbeddingForwardProblem p{s.tokens, s.vocab,      s.dim,      ids_of(ids), table.data(),
+                                         tt,       table_stride, out.data(), to,          out_stride};
           cpu::EmbeddingForwardProblem ref = p;
           ref.out = want.data();
           k.run(p);
@@ -85,8 +85,8 @@ TEST(Embedding, ForwardEveryEntryMatchesTheReferenceBitForBit) {
 struct RowMagnitudes {
   std::vector<double> magnitude;  // [vocab, dim]
   std::vector<double> count;      // [vocab]
-  RowMagnitudes(const Buffer& dout, std::int64_t dout_stride, const std::int32_t* ids,
-                std::int64_t tokens, std::int64_t vocab, std::int64_t dim)
+  RowMagnitudes(const Buffer& dout, std::int64_t dout_stride, const std::int32_t* ids, std::int64_t tokens,
+                std::int64_t vocab, std::int64_t dim)
       : magnitude(static_cast<std::size_t>(vocab * dim), 0.0), count(static_cast<std::size_t>(vocab), 0.0) {
     for (std::int64_t t = 0; t < tokens; ++t) {
       count[static_cast<std::size_t>(ids[t])] += 1.0;
@@ -98,13 +98,11 @@ struct RowMagnitudes {
 
 // The fp32 sum of the row's tokens (in order) plus the old value: its error bound against the
 // double reference, and the rounding of both to dtable's dtype.
-double backward_tolerance(const RowMagnitudes& rows, std::int64_t v, std::int64_t j,
-                          std::int64_t dim, double old, bool accumulate, DType td, double want) {
-  const double magnitude = rows.magnitude[static_cast<std::size_t>(v * dim + j)] +
-                           (accumulate ? std::fabs(old) : 0.0);
+double backward_tolerance(const RowMagnitudes& rows, std::int64_t v, std::int64_t j, std::int64_t dim, double old,
+                          bool accumulate, DType td, double want) {
+  const double magnitude = rows.magnitude[static_cast<std::size_t>(v * dim + j)] + (accumulate ? std::fabs(old) : 0.0);
   const double count = rows.count[static_cast<std::size_t>(v)] + (accumulate ? 1.0 : 0.0);
-  return (count + 1.0) * kU32 * magnitude + 2.0 * unit_roundoff(td) * std::fabs(want) +
-         2.0 * subnormal_slack(td);
+  return (count + 1.0) * kU32 * magnitude + 2.0 * unit_roundoff(td) * std::fabs(want) + 2.0 * subnormal_slack(td);
 }
 
 TEST(Embedding, BackwardEveryEntryMatchesTheReference) {
@@ -117,9 +115,9 @@ TEST(Embedding, BackwardEveryEntryMatchesTheReference) {
       for (DType td : kFloatDTypes)
         for (Shape s : kShapes)
           for (bool accumulate : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << k.name << " " << dtype_name(tg) << "/" << dtype_name(td) << " ["
-                                              << s.tokens << ", " << s.vocab << ", " << s.dim
-                                              << "] accumulate " << accumulate);
+            SCOPED_TRACE(::testing::Message()
+                         << k.name << " " << dtype_name(tg) << "/" << dtype_name(td) << " [" << s.tokens << ", "
+                         << s.vocab << ", " << s.dim << "] accumulate " << accumulate);
             const std::int64_t dout_stride = s.dim + 1, dtable_stride = s.dim + 3;
             Buffer ids = random_ids(rng, s.tokens, s.vocab);
             Buffer dout = random_buffer(rng, tg, s.tokens * dout_stride, 0.25);
@@ -129,9 +127,8 @@ TEST(Embedding, BackwardEveryEntryMatchesTheReference) {
               for (std::int64_t j = s.dim; j < dtable_stride; ++j) dtable.set(v * dtable_stride + j, NAN);
             const Buffer old = dtable;
             Buffer want = dtable;
-            cpu::EmbeddingBackwardProblem p{s.tokens, s.vocab, s.dim, ids_of(ids), dout.data(),
-                                            tg, dout_stride, dtable.data(), td, dtable_stride,
-                                            accumulate};
+            cpu::EmbeddingBackwardProblem p{s.tokens,    s.vocab,       s.dim, ids_of(ids),   dout.data(), tg,
+                                            dout_stride, dtable.data(), td,    dtable_stride, accumulate};
             cpu::EmbeddingBackwardProblem ref = p;
             ref.dtable = want.data();
             k.run(p);
@@ -144,22 +141,21 @@ TEST(Embedding, BackwardEveryEntryMatchesTheReference) {
               for (std::int64_t j = 0; j < dtable_stride; ++j) {
                 const std::int64_t i = v * dtable_stride + j;
                 const std::size_t bytes = dtype_size(td);
-                const bool same_bits =
-                    std::memcmp(&dtable.bytes[static_cast<std::size_t>(i) * bytes],
-                                &old.bytes[static_cast<std::size_t>(i) * bytes], bytes) == 0;
+                const bool same_bits = std::memcmp(&dtable.bytes[static_cast<std::size_t>(i) * bytes],
+                                                   &old.bytes[static_cast<std::size_t>(i) * bytes], bytes) == 0;
                 if (j >= s.dim || (accumulate && !hit[static_cast<std::size_t>(v)])) {
                   if (!same_bits && bad++ < 5)
                     ADD_FAILURE() << "dtable[" << v << ", " << j << "] was written but must be kept";
                 } else if (!hit[static_cast<std::size_t>(v)]) {
                   if (dtable.get(i) != 0.0 || std::signbit(dtable.get(i)))
-                    if (bad++ < 5) ADD_FAILURE() << "dtable[" << v << ", " << j << "] = " << dtable.get(i) << ", not +0";
+                    if (bad++ < 5)
+                      ADD_FAILURE() << "dtable[" << v << ", " << j << "] = " << dtable.get(i) << ", not +0";
                 } else {
                   const double w = want.get(i), g = dtable.get(i);
-                  const double tol =
-                      backward_tolerance(rows, v, j, s.dim, old.get(i), accumulate, td, w);
+                  const double tol = backward_tolerance(rows, v, j, s.dim, old.get(i), accumulate, td, w);
                   if (!(std::fabs(g - w) <= tol) && bad++ < 5)
-                    ADD_FAILURE() << "dtable[" << v << ", " << j << "] = " << g << ", reference "
-                                  << w << ", tolerance " << tol;
+                    ADD_FAILURE() << "dtable[" << v << ", " << j << "] = " << g << ", reference " << w << ", tolerance "
+                                  << tol;
                 }
               }
             EXPECT_EQ(bad, 0);
@@ -176,21 +172,20 @@ TEST(Embedding, BackwardRepeatedIdsGiveTheExpectedRows) {
     for (DType tg : kFloatDTypes)
       for (DType td : kFloatDTypes)
         for (bool accumulate : {false, true}) {
-          SCOPED_TRACE(::testing::Message() << k.name << " " << dtype_name(tg) << "/" << dtype_name(td)
-                                            << " accumulate " << accumulate);
+          SCOPED_TRACE(::testing::Message()
+                       << k.name << " " << dtype_name(tg) << "/" << dtype_name(td) << " accumulate " << accumulate);
           Buffer ids(DType::i32, 5), dout(tg, 15), dtable(td, 18);
           std::memcpy(ids.data(), id, sizeof id);
           for (int t = 0; t < 5; ++t)
             for (int j = 0; j < 3; ++j) dout.set(t * 3 + j, g[t][j]);
           for (int i = 0; i < 18; ++i) dtable.set(i, 100 + i);
-          const cpu::EmbeddingBackwardProblem p{5, 6, 3, ids_of(ids), dout.data(), tg, 3,
-                                                dtable.data(), td, 3, accumulate};
+          const cpu::EmbeddingBackwardProblem p{5,  6, 3,         ids_of(ids), dout.data(), tg, 3, dtable.data(),
+                                                td, 3, accumulate};
           k.run(p);
           for (int v = 0; v < 6; ++v)
             for (int j = 0; j < 3; ++j) {
               const bool hit = v == 0 || v == 2 || v == 4;
-              const double want =
-                  accumulate ? 100 + v * 3 + j + (hit ? expected[v][j] : 0.0) : expected[v][j];
+              const double want = accumulate ? 100 + v * 3 + j + (hit ? expected[v][j] : 0.0) : expected[v][j];
               EXPECT_EQ(dtable.get(v * 3 + j), want) << "dtable[" << v << ", " << j << "]";
             }
         }
@@ -207,8 +202,8 @@ TEST(Embedding, BackwardSumsTheTokensInOrderInFp32) {
   std::memcpy(ids.data(), id, sizeof id);
   std::memcpy(dout.data(), g, sizeof g);
   const auto& cpu_entry = cpu::embedding_backward_kernels().front();
-  cpu::EmbeddingBackwardProblem p{6, 2, 1, ids_of(ids), dout.data(), DType::f32, 1,
-                                  dtable.data(), DType::f32, 1, false};
+  cpu::EmbeddingBackwardProblem p{6,          2, 1,    ids_of(ids), dout.data(), DType::f32, 1, dtable.data(),
+                                  DType::f32, 1, false};
   cpu_entry.run(p);
   EXPECT_EQ(dtable.get(1), 0.0);
   EXPECT_EQ(dtable.get(0), 0x1p24);
@@ -216,8 +211,8 @@ TEST(Embedding, BackwardSumsTheTokensInOrderInFp32) {
   dtable.set(1, 0.5);
   p.accumulate = true;
   cpu_entry.run(p);
-  EXPECT_EQ(dtable.get(1), 0.5);       // 0.5 + 0
-  EXPECT_EQ(dtable.get(0), 0x1p24);    // 0.5 + 2^24 rounds to 2^24
+  EXPECT_EQ(dtable.get(1), 0.5);         // 0.5 + 0
+  EXPECT_EQ(dtable.get(0), 0x1p24);      // 0.5 + 2^24 rounds to 2^24
   cpu::embedding_backward_reference(p);  // double: 0.5 + 1
   EXPECT_EQ(dtable.get(1), 1.5);
 }
@@ -240,10 +235,9 @@ TEST(Embedding, OneTwoAndThreeThreadsGiveIdenticalBits) {
     out[threads - 1] = Buffer(DType::f16, tokens * dim);
     dtable[threads - 1] = Buffer(DType::bf16, vocab * dim);
     dtable_acc[threads - 1] = dtable0;
-    embedding_forward(view_of(ids, {tokens}), view_of(tab, {vocab, dim}),
-                      view_of(out[threads - 1], {tokens, dim}));
-    embedding_backward(view_of(ids, {tokens}), view_of(g, {tokens, dim}),
-                       view_of(dtable[threads - 1], {vocab, dim}), false);
+    embedding_forward(view_of(ids, {tokens}), view_of(tab, {vocab, dim}), view_of(out[threads - 1], {tokens, dim}));
+    embedding_backward(view_of(ids, {tokens}), view_of(g, {tokens, dim}), view_of(dtable[threads - 1], {vocab, dim}),
+                       false);
     embedding_backward(view_of(ids, {tokens}), view_of(g, {tokens, dim}),
                        view_of(dtable_acc[threads - 1], {vocab, dim}), true);
   }
@@ -265,19 +259,18 @@ TEST(Embedding, PublicCallsRunTheSelectedKernelOnStridedViews) {
   Buffer out(DType::bf16, tokens * (dim + 1)), want(DType::bf16, tokens * (dim + 1));
   out.poison();
   want.poison();
-  embedding_forward(view_of(ids, {tokens}), strided(table, vocab, dim, dim + 5),
-                    strided(out, tokens, dim, dim + 1));
-  const cpu::EmbeddingForwardProblem p{tokens, vocab, dim, ids_of(ids), table.data(), DType::f32,
-                                       dim + 5, want.data(), DType::bf16, dim + 1};
+  embedding_forward(view_of(ids, {tokens}), strided(table, vocab, dim, dim + 5), strided(out, tokens, dim, dim + 1));
+  const cpu::EmbeddingForwardProblem p{tokens,     vocab,   dim,         ids_of(ids), table.data(),
+                                       DType::f32, dim + 5, want.data(), DType::bf16, dim + 1};
   ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
   EXPECT_TRUE(same_bytes("out", out, want));
 
   Buffer dout = random_buffer(rng, DType::f16, tokens * (dim + 2));
   Buffer dtable = random_buffer(rng, DType::f32, vocab * (dim + 4)), dwant = dtable;
-  embedding_backward(view_of(ids, {tokens}), strided(dout, tokens, dim, dim + 2),
-                     strided(dtable, vocab, dim, dim + 4), true);
-  const cpu::EmbeddingBackwardProblem q{tokens, vocab, dim, ids_of(ids), dout.data(), DType::f16,
-                                        dim + 2, dwant.data(), DType::f32, dim + 4, true};
+  embedding_backward(view_of(ids, {tokens}), strided(dout, tokens, dim, dim + 2), strided(dtable, vocab, dim, dim + 4),
+                     true);
+  const cpu::EmbeddingBackwardProblem q{tokens,  vocab,        dim,        ids_of(ids), dout.data(), DType::f16,
+                                        dim + 2, dwant.data(), DType::f32, dim + 4,     true};
   ops::select_kernel(cpu::embedding_backward_kernels(), q).run(q);
   EXPECT_TRUE(same_bytes("dtable", dtable, dwant));
 }
@@ -304,9 +297,7 @@ TEST(Embedding, EmptyCalls) {
 // Sets ids[t] = value for the scope.
 class IdScope {
  public:
-  IdScope(Buffer& ids, std::int64_t t, std::int32_t value) : id_(ids_of(ids) + t), saved_(*id_) {
-    *id_ = value;
-  }
+  IdScope(Buffer& ids, std::int64_t t, std::int32_t value) : id_(ids_of(ids) + t), saved_(*id_) { *id_ = value; }
   ~IdScope() { *id_ = saved_; }
   IdScope(const IdScope&) = delete;
   IdScope& operator=(const IdScope&) = delete;
@@ -353,48 +344,97 @@ TEST(Embedding, BadArgumentsAreRejectedAndNothingIsWritten) {
     std::vector<const char*> parts;
   };
   const Case cases[] = {
-      {"id too large", [&] { IdScope s(ids, 2, 5); embedding_forward(vi, vt, vo); }, invalid,
+      {"id too large",
+       [&] {
+         IdScope s(ids, 2, 5);
+         embedding_forward(vi, vt, vo);
+       },
+       invalid,
        {fwd, "ids[2] = 5 is out of range [0, 5)"}},
-      {"id negative", [&] { IdScope s(ids, 3, -7); embedding_backward(vi, vg, vd, false); }, invalid,
+      {"id negative",
+       [&] {
+         IdScope s(ids, 3, -7);
+         embedding_backward(vi, vg, vd, false);
+       },
+       invalid,
        {bwd, "ids[3] = -7 is out of range [0, 5)"}},
-      {"id too large, accumulate", [&] { IdScope s(ids, 0, 1 << 30); embedding_backward(vi, vg, vd, true); },
-       invalid, {bwd, "ids[0] = 1073741824 is out of range [0, 5)"}},
+      {"id too large, accumulate",
+       [&] {
+         IdScope s(ids, 0, 1 << 30);
+         embedding_backward(vi, vg, vd, true);
+       },
+       invalid,
+       {bwd, "ids[0] = 1073741824 is out of range [0, 5)"}},
       {"ids dtype", forward(view_of(dout, {tokens}), vt, vo), invalid, {fwd, "ids dtype must be i32, but got f32"}},
       {"ids rank", forward(view_of(ids, {2, 2}), vt, vo), invalid, {fwd, "ids must have rank 1, but got shape [2, 2]"}},
       {"ids strided", forward(ids_strided, vt, view_of(out, {2, dim})), invalid, {fwd, "ids must be contiguous"}},
       {"ids absent", forward(TensorView(), vt, vo), invalid, {fwd, "ids must be present"}},
       {"ids on cuda", backward(on_cuda(vi), vg, vd), ErrorKind::unsupported, {bwd, "ids must be in cpu memory"}},
-      {"table rank", forward(vi, view_of(table, {15}), vo), invalid, {fwd, "table must have rank 2, but got shape [15]"}},
-      {"table dtype", forward(vi, view_of(ids, {2, 2}), view_of(out, {tokens, 2})), invalid,
+      {"table rank",
+       forward(vi, view_of(table, {15}), vo),
+       invalid,
+       {fwd, "table must have rank 2, but got shape [15]"}},
+      {"table dtype",
+       forward(vi, view_of(ids, {2, 2}), view_of(out, {tokens, 2})),
+       invalid,
        {fwd, "table dtype must be f32, bf16 or f16, but got i32"}},
       {"table negative dim", forward(vi, negative, vo), invalid, {fwd, "table dimension 0 must be >= 0"}},
-      {"out shape", forward(vi, vt, view_of(out, {tokens, dim - 1})), invalid,
+      {"out shape",
+       forward(vi, vt, view_of(out, {tokens, dim - 1})),
+       invalid,
        {fwd, "out must have shape [tokens, dim]", "= [4, 3], but got [4, 2]"}},
-      {"out tokens", forward(vi, vt, view_of(out, {tokens - 1, dim})), invalid, {fwd, "out must have shape", "but got [3, 3]"}},
+      {"out tokens",
+       forward(vi, vt, view_of(out, {tokens - 1, dim})),
+       invalid,
+       {fwd, "out must have shape", "but got [3, 3]"}},
       {"out on cuda", forward(vi, vt, on_cuda(vo)), ErrorKind::unsupported, {fwd, "out must be in cpu memory"}},
-      {"out column-major", forward(vi, vt, TensorView::column_major(out.data(), DType::f32, tokens, dim, tokens)),
-       invalid, {fwd, "out last dim must be contiguous"}},
-      {"out null", forward(vi, vt, TensorView(nullptr, DType::f32, {tokens, dim})), invalid,
+      {"out column-major",
+       forward(vi, vt, TensorView::column_major(out.data(), DType::f32, tokens, dim, tokens)),
+       invalid,
+       {fwd, "out last dim must be contiguous"}},
+      {"out null",
+       forward(vi, vt, TensorView(nullptr, DType::f32, {tokens, dim})),
+       invalid,
        {fwd, "out must point to its 12 elements, but got null"}},
-      {"out overlaps table", forward(vi, vt, TensorView(table.data(), DType::bf16, {tokens, dim})), invalid,
+      {"out overlaps table",
+       forward(vi, vt, TensorView(table.data(), DType::bf16, {tokens, dim})),
+       invalid,
        {fwd, "out", "must not overlap table"}},
-      {"out overlaps ids", forward(vi, vt, TensorView(ids.data(), DType::f16, {tokens, dim})), invalid,
+      {"out overlaps ids",
+       forward(vi, vt, TensorView(ids.data(), DType::f16, {tokens, dim})),
+       invalid,
        {fwd, "out", "must not overlap ids"}},
-      {"out is table", forward(vi, vt, TensorView(table.data(), DType::bf16, {vocab - 1, dim})), invalid,
+      {"out is table",
+       forward(vi, vt, TensorView(table.data(), DType::bf16, {vocab - 1, dim})),
+       invalid,
        {fwd, "out", "must not overlap table"}},
-      {"dout shape", backward(vi, view_of(dout, {tokens, dim - 1}), vd), invalid,
+      {"dout shape",
+       backward(vi, view_of(dout, {tokens, dim - 1}), vd),
+       invalid,
        {bwd, "dout must have shape [tokens, dim]", "= [4, 3], but got [4, 2]"}},
       {"dout rank", backward(vi, view_of(dout, {tokens * dim}), vd), invalid, {bwd, "dout must have rank 2"}},
-      {"dout dtype", backward(vi, view_of(ids, {tokens, 1}), view_of(dtable, {vocab, 1})), invalid,
+      {"dout dtype",
+       backward(vi, view_of(ids, {tokens, 1}), view_of(dtable, {vocab, 1})),
+       invalid,
        {bwd, "dout dtype must be f32, bf16 or f16, but got i32"}},
-      {"dtable dim", backward(vi, vg, view_of(dtable, {3, 5})), invalid, {bwd, "dout must have shape", "= [4, 5], but got [4, 3]"}},
-      {"dtable overlaps dout", backward(vi, vg, TensorView(dout.data(), DType::f16, {vocab, dim})), invalid,
+      {"dtable dim",
+       backward(vi, vg, view_of(dtable, {3, 5})),
+       invalid,
+       {bwd, "dout must have shape", "= [4, 5], but got [4, 3]"}},
+      {"dtable overlaps dout",
+       backward(vi, vg, TensorView(dout.data(), DType::f16, {vocab, dim})),
+       invalid,
        {bwd, "dtable", "must not overlap dout"}},
-      {"dtable overlaps ids", backward(vi, vg, TensorView(ids.data(), DType::bf16, {vocab, dim})), invalid,
+      {"dtable overlaps ids",
+       backward(vi, vg, TensorView(ids.data(), DType::bf16, {vocab, dim})),
+       invalid,
        {bwd, "dtable", "must not overlap ids"}},
       {"dtable on cuda", backward(vi, vg, on_cuda(vd)), ErrorKind::unsupported, {bwd, "dtable must be in cpu memory"}},
       {"dtable absent", backward(vi, vg, TensorView()), invalid, {bwd, "dtable must be present"}},
-      {"no vocabulary", backward(vi, vg, view_of(dtable, {0, dim})), invalid, {bwd, "ids[0] = ", "is out of range [0, 0)"}},
+      {"no vocabulary",
+       backward(vi, vg, view_of(dtable, {0, dim})),
+       invalid,
+       {bwd, "ids[0] = ", "is out of range [0, 0)"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

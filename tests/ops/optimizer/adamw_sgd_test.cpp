@@ -17,8 +17,8 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/optimizer/optimizer_test_support.hpp"
 
 namespace ampkit {
@@ -28,14 +28,10 @@ using namespace ops_testing;
 
 constexpr std::int64_t kSizes[] = {1, 7, 4095, 4096, 4097, 40000};
 
-
 // param_copy options: absent or one of the float dtypes.
 const std::optional<DType> kCopies[] = {std::nullopt, DType::f32, DType::bf16, DType::f16};
 
-std::string copy_name(std::optional<DType> c) {
-  return c ? std::string(dtype_name(*c)) : std::string("no copy");
-}
-
+std::string copy_name(std::optional<DType> c) { return c ? std::string(dtype_name(*c)) : std::string("no copy"); }
 
 // ---------------------------------------------------------------------------------------------
 // AdamW
@@ -62,8 +58,7 @@ struct AdamWState {
   }
 };
 
-AdamWState make_adamw(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc,
-                      const AdamWHyper& h) {
+AdamWState make_adamw(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc, const AdamWHyper& h) {
   AdamWState s;
   s.param = random_buffer(rng, DType::f32, n);
   s.grad = random_buffer(rng, tg, n);
@@ -101,9 +96,8 @@ TEST(AdamW, EveryEntryMatchesTheReference) {
         for (std::int64_t n : kSizes)
           for (const AdamWHyper& h : kAdamWHypers) {
             if (n > 4097 && &h != &kAdamWHypers[0]) continue;  // the parallel path: one set
-            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", "
-                                              << copy_name(tc) << ", n " << n << ", step "
-                                              << h.step);
+            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", " << copy_name(tc) << ", n "
+                                              << n << ", step " << h.step);
             AdamWState got = make_adamw(rng, n, tg, tc, h);
             AdamWState want = got;
             want.point();
@@ -128,9 +122,8 @@ TEST(AdamW, EveryEntryMatchesTheReference) {
               // m's absolute error over denom, denom's relative error (v's, halved by sqrt, and
               // four more roundings), the products and the two subtractions.
               const double rel_denom = (v_terms > 0.0 ? 3.0 * u : 0.0) + 4.0 * u;
-              tol_p[i] = lr / bc1 * tol_m[i] / denom + std::fabs(adam) * (rel_denom + 4.0 * u) +
-                         4.0 * u * decay + 2.0 * u * std::fabs(want.param.get(i)) +
-                         2.0 * u * (std::fabs(adam) + decay);
+              tol_p[i] = lr / bc1 * tol_m[i] / denom + std::fabs(adam) * (rel_denom + 4.0 * u) + 4.0 * u * decay +
+                         2.0 * u * std::fabs(want.param.get(i)) + 2.0 * u * (std::fabs(adam) + decay);
             }
             EXPECT_TRUE(near("m", got.m, want.m, [&](std::int64_t i) { return tol_m[i]; }));
             EXPECT_TRUE(near("v", got.v, want.v, [&](std::int64_t i) { return tol_v[i]; }));
@@ -252,14 +245,13 @@ TEST(AdamW, PublicStepsFollowTheHandWrittenDoubleRun) {
       // m's error decays by beta1 per step, so it carries up to 1 / (1 - beta1) = 10 steps' worth.
       const double tol_m = 10.0 * 5.0 * u * d.m_terms[j];
       const double tol_v = k * 6.0 * u * d.v_terms[j];
-      const double tol_p = k * (4.0 * u * d.param_max[j] +
-                                double{h.lr} * 64.0 * u * (d.ratio[j] + 10.0 * d.ratio[j]));
+      const double tol_p = k * (4.0 * u * d.param_max[j] + double{h.lr} * 64.0 * u * (d.ratio[j] + 10.0 * d.ratio[j]));
       if (std::fabs(m.get(i) - d.m[j]) > tol_m || std::fabs(v.get(i) - d.v[j]) > tol_v ||
           std::fabs(param.get(i) - d.param[j]) > tol_p) {
         ++bad;
-        ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << d.param[j]
-                      << " (tol " << tol_p << "), m " << m.get(i) << " vs " << d.m[j] << " (tol "
-                      << tol_m << "), v " << v.get(i) << " vs " << d.v[j] << " (tol " << tol_v << ")";
+        ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << d.param[j] << " (tol " << tol_p
+                      << "), m " << m.get(i) << " vs " << d.m[j] << " (tol " << tol_m << "), v " << v.get(i) << " vs "
+                      << d.v[j] << " (tol " << tol_v << ")";
       }
     }
     EXPECT_TRUE(copy_is_rounded_param(param, copy));
@@ -291,8 +283,7 @@ struct SgdState {
   }
 };
 
-SgdState make_sgd(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc,
-                  const SgdHyper& h) {
+SgdState make_sgd(std::mt19937_64& rng, std::int64_t n, DType tg, std::optional<DType> tc, const SgdHyper& h) {
   SgdState s;
   s.param = random_buffer(rng, DType::f32, n);
   s.grad = random_buffer(rng, tg, n);
@@ -328,9 +319,8 @@ TEST(Sgd, EveryEntryMatchesTheReference) {
         for (std::int64_t n : kSizes)
           for (const SgdHyper& h : kSgdHypers) {
             if (n > 4097 && &h != &kSgdHypers[2]) continue;  // the parallel path: one set
-            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", "
-                                              << copy_name(tc) << ", n " << n << ", momentum "
-                                              << h.momentum << ", buffer " << h.buffer);
+            SCOPED_TRACE(::testing::Message() << k.name << " grad " << dtype_name(tg) << ", " << copy_name(tc) << ", n "
+                                              << n << ", momentum " << h.momentum << ", buffer " << h.buffer);
             SgdState got = make_sgd(rng, n, tg, tc, h);
             SgdState want = got;
             want.point();
@@ -340,14 +330,13 @@ TEST(Sgd, EveryEntryMatchesTheReference) {
             std::vector<double> tol_d(n), tol_p(n);
             for (std::int64_t i = 0; i < n; ++i) {
               const double p = before.param.get(i);
-              const double g_terms = std::fabs(before.grad.get(i) * double{h.grad_scale}) +
-                                     std::fabs(double{h.weight_decay} * p);
+              const double g_terms =
+                  std::fabs(before.grad.get(i) * double{h.grad_scale}) + std::fabs(double{h.weight_decay} * p);
               const double g = before.grad.get(i) * double{h.grad_scale} + double{h.weight_decay} * p;
               const double b = h.momentum != 0.0f ? before.buf.get(i) : 0.0;
               const double d = double{h.momentum} * b + g;
               tol_d[i] = 4.0 * u * (std::fabs(double{h.momentum} * b) + g_terms) + u * std::fabs(d);
-              tol_p[i] = double{h.lr} * (tol_d[i] + 2.0 * u * std::fabs(d)) +
-                         2.0 * u * std::fabs(want.param.get(i));
+              tol_p[i] = double{h.lr} * (tol_d[i] + 2.0 * u * std::fabs(d)) + 2.0 * u * std::fabs(want.param.get(i));
             }
             EXPECT_TRUE(near("param", got.param, want.param, [&](std::int64_t i) { return tol_p[i]; }));
             if (h.buffer) {
@@ -403,8 +392,8 @@ TEST(Sgd, PublicStepsFollowTheHandWrittenDoubleRun) {
         const bool buf_bad = momentum != 0.0f && std::fabs(buf.get(i) - b[i]) > tol_b;
         if (std::fabs(param.get(i) - p[i]) > tol_p || buf_bad) {
           ++bad;
-          ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << p[i]
-                        << " (tol " << tol_p << "), buffer " << buf.get(i) << " vs " << b[i];
+          ADD_FAILURE() << "element " << i << ": param " << param.get(i) << " vs " << p[i] << " (tol " << tol_p
+                        << "), buffer " << buf.get(i) << " vs " << b[i];
         }
       }
       EXPECT_TRUE(copy_is_rounded_param(param, copy));

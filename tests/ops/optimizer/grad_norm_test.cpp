@@ -14,8 +14,8 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit {
 namespace {
@@ -98,8 +98,7 @@ TEST(GlobalGradNorm, TheDocumentedOrderIsTheOneUsed) {
   for (std::int64_t i : {1, 2, 3, 4, 5, 6, 7, 8, 16}) a.set(i, 1.25);  // lanes of block 0
   for (std::int64_t i : {block + 1, 2 * block + 8, 3 * block + 9, 5 * block - 1}) a.set(i, -1.25);
   for (std::int64_t i : {std::int64_t{0}, block}) b.set(i, 1.25), c.set(i + (i ? 0 : 5), -1.25);
-  const TensorView views[] = {view_of(a, {5, block}), view_of(b, {block + 1}),
-                              view_of(c, {block + 1})};
+  const TensorView views[] = {view_of(a, {5, block}), view_of(b, {block + 1}), view_of(c, {block + 1})};
   for (int threads : {1, 2}) {
     testing::ThreadsScope scope(threads);
     EXPECT_EQ(global_grad_norm(views), 0x1p27) << threads << " threads";

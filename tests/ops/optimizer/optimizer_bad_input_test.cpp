@@ -13,8 +13,8 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
+#include "ops/optimizer/optimizer_kernels.hpp"
 #include "ops/optimizer/optimizer_test_support.hpp"
 
 namespace ampkit {
@@ -70,30 +70,84 @@ TEST(AdamW, BadArgumentsAreRejectedAndNothingIsWritten) {
       {"lr inf", with([](AdamWArgs& a) { a.lr = INFINITY; }), invalid, {fn, "lr must be finite and >= 0, but got inf"}},
       {"beta1 1", with([](AdamWArgs& a) { a.beta1 = 1.0f; }), invalid, {fn, "beta1 must be in [0, 1), but got 1"}},
       {"beta1 nan", with([](AdamWArgs& a) { a.beta1 = NAN; }), invalid, {fn, "beta1 must be in [0, 1)"}},
-      {"beta2 < 0", with([](AdamWArgs& a) { a.beta2 = -0.5f; }), invalid, {fn, "beta2 must be in [0, 1), but got -0.5"}},
+      {"beta2 < 0",
+       with([](AdamWArgs& a) { a.beta2 = -0.5f; }),
+       invalid,
+       {fn, "beta2 must be in [0, 1), but got -0.5"}},
       {"eps < 0", with([](AdamWArgs& a) { a.eps = -1e-8f; }), invalid, {fn, "eps must be finite and >= 0"}},
-      {"weight_decay < 0", with([](AdamWArgs& a) { a.weight_decay = -0.1f; }), invalid, {fn, "weight_decay must be finite and >= 0"}},
-      {"grad_scale inf", with([](AdamWArgs& a) { a.grad_scale = INFINITY; }), invalid, {fn, "grad_scale must be finite, but got inf"}},
-      {"param absent", with([](AdamWArgs& a) { a.param = TensorView(); }), invalid, {fn, "param must be given", "but it is absent"}},
+      {"weight_decay < 0",
+       with([](AdamWArgs& a) { a.weight_decay = -0.1f; }),
+       invalid,
+       {fn, "weight_decay must be finite and >= 0"}},
+      {"grad_scale inf",
+       with([](AdamWArgs& a) { a.grad_scale = INFINITY; }),
+       invalid,
+       {fn, "grad_scale must be finite, but got inf"}},
+      {"param absent",
+       with([](AdamWArgs& a) { a.param = TensorView(); }),
+       invalid,
+       {fn, "param must be given", "but it is absent"}},
       {"m absent", with([](AdamWArgs& a) { a.m = TensorView(); }), invalid, {fn, "m must be given (the first moment)"}},
-      {"param bf16", with([&](AdamWArgs& a) { a.param = view_of(copy, {3, 4}); }), invalid, {fn, "param dtype must be f32", "but got f16"}},
-      {"v bf16", with([&](AdamWArgs& a) { a.v = view_of(grad, {3, 4}); }), invalid, {fn, "v dtype must be f32", "but got bf16"}},
-      {"grad i32", with([&](AdamWArgs& a) { a.grad = TensorView(grad.data(), DType::i32, {3, 2}); }), invalid,
+      {"param bf16",
+       with([&](AdamWArgs& a) {
+         a.param = view_of(copy, {3, 4});
+       }),
+       invalid,
+       {fn, "param dtype must be f32", "but got f16"}},
+      {"v bf16",
+       with([&](AdamWArgs& a) {
+         a.v = view_of(grad, {3, 4});
+       }),
+       invalid,
+       {fn, "v dtype must be f32", "but got bf16"}},
+      {"grad i32",
+       with([&](AdamWArgs& a) {
+         a.grad = TensorView(grad.data(), DType::i32, {3, 2});
+       }),
+       invalid,
        {fn, "grad dtype must be f32, bf16 or f16, but got i32"}},
-      {"grad shape", with([&](AdamWArgs& a) { a.grad = view_of(grad, {4, 3}); }), invalid,
+      {"grad shape",
+       with([&](AdamWArgs& a) {
+         a.grad = view_of(grad, {4, 3});
+       }),
+       invalid,
        {fn, "grad shape must equal param's shape [3, 4], but got [4, 3]"}},
-      {"param_copy shape", with([&](AdamWArgs& a) { a.param_copy = view_of(copy, {12}); }), invalid,
+      {"param_copy shape",
+       with([&](AdamWArgs& a) { a.param_copy = view_of(copy, {12}); }),
+       invalid,
        {fn, "param_copy shape must equal param's shape [3, 4], but got [12]"}},
-      {"m not contiguous", with([&](AdamWArgs& a) { a.m = transposed; }), invalid, {fn, "m must be row-major contiguous"}},
-      {"v on cuda", with([&](AdamWArgs& a) { a.v = on_cuda(a.v); }), ErrorKind::unsupported, {fn, "v is in cuda:0 memory"}},
-      {"grad null", with([&](AdamWArgs& a) { a.grad = TensorView(nullptr, DType::bf16, {3, 4}); }), invalid,
+      {"m not contiguous",
+       with([&](AdamWArgs& a) { a.m = transposed; }),
+       invalid,
+       {fn, "m must be row-major contiguous"}},
+      {"v on cuda",
+       with([&](AdamWArgs& a) { a.v = on_cuda(a.v); }),
+       ErrorKind::unsupported,
+       {fn, "v is in cuda:0 memory"}},
+      {"grad null",
+       with([&](AdamWArgs& a) {
+         a.grad = TensorView(nullptr, DType::bf16, {3, 4});
+       }),
+       invalid,
        {fn, "grad must point to", "but got null"}},
       {"m is param", with([&](AdamWArgs& a) { a.m = a.param; }), invalid, {fn, "must not overlap", "param"}},
-      {"v overlaps m", with([&](AdamWArgs& a) { a.v = TensorView(f32(m) + 5, DType::f32, {3, 4}); }), invalid,
+      {"v overlaps m",
+       with([&](AdamWArgs& a) {
+         a.v = TensorView(f32(m) + 5, DType::f32, {3, 4});
+       }),
+       invalid,
        {fn, "must not overlap", "m"}},
-      {"copy overlaps grad", with([&](AdamWArgs& a) { a.param_copy = TensorView(static_cast<std::uint16_t*>(grad.data()) + 11, DType::bf16, {3, 4}); }),
-       invalid, {fn, "param_copy", "must not overlap the input grad"}},
-      {"param overlaps grad", with([&](AdamWArgs& a) { a.grad = TensorView(f32(param) + 6, DType::f32, {3, 4}); }), invalid,
+      {"copy overlaps grad",
+       with([&](AdamWArgs& a) {
+         a.param_copy = TensorView(static_cast<std::uint16_t*>(grad.data()) + 11, DType::bf16, {3, 4});
+       }),
+       invalid,
+       {fn, "param_copy", "must not overlap the input grad"}},
+      {"param overlaps grad",
+       with([&](AdamWArgs& a) {
+         a.grad = TensorView(f32(param) + 6, DType::f32, {3, 4});
+       }),
+       invalid,
        {fn, "param", "must not overlap the input grad"}},
   };
   for (const Case& c : cases) {
@@ -143,24 +197,51 @@ TEST(Sgd, BadArgumentsAreRejectedAndNothingIsWritten) {
     });
   };
   const Case cases[] = {
-      {"no buffer with momentum", with([](SgdArgs& a) { a.momentum_buffer = TensorView(); }), invalid,
+      {"no buffer with momentum",
+       with([](SgdArgs& a) { a.momentum_buffer = TensorView(); }),
+       invalid,
        {fn, "momentum_buffer must be given (momentum is not 0), but it is absent"}},
-      {"momentum 1", with([](SgdArgs& a) { a.momentum = 1.0f; }), invalid, {fn, "momentum must be in [0, 1), but got 1"}},
+      {"momentum 1",
+       with([](SgdArgs& a) { a.momentum = 1.0f; }),
+       invalid,
+       {fn, "momentum must be in [0, 1), but got 1"}},
       {"momentum < 0", with([](SgdArgs& a) { a.momentum = -0.1f; }), invalid, {fn, "momentum must be in [0, 1)"}},
       {"lr < 0", with([](SgdArgs& a) { a.lr = -0.1f; }), invalid, {fn, "lr must be finite and >= 0"}},
-      {"weight_decay nan", with([](SgdArgs& a) { a.weight_decay = NAN; }), invalid, {fn, "weight_decay must be finite and >= 0, but got nan"}},
+      {"weight_decay nan",
+       with([](SgdArgs& a) { a.weight_decay = NAN; }),
+       invalid,
+       {fn, "weight_decay must be finite and >= 0, but got nan"}},
       {"grad_scale nan", with([](SgdArgs& a) { a.grad_scale = NAN; }), invalid, {fn, "grad_scale must be finite"}},
-      {"buffer f16", with([&](SgdArgs& a) { a.momentum_buffer = view_of(grad, {n}); }), invalid,
+      {"buffer f16",
+       with([&](SgdArgs& a) { a.momentum_buffer = view_of(grad, {n}); }),
+       invalid,
        {fn, "momentum_buffer dtype must be f32", "but got f16"}},
-      {"buffer shape", with([&](SgdArgs& a) { a.momentum_buffer = view_of(buf, {2, 5}); }), invalid,
+      {"buffer shape",
+       with([&](SgdArgs& a) {
+         a.momentum_buffer = view_of(buf, {2, 5});
+       }),
+       invalid,
        {fn, "momentum_buffer shape must equal param's shape [10], but got [2, 5]"}},
-      {"buffer given with momentum 0 but wrong", with([&](SgdArgs& a) { a.momentum = 0.0f; a.momentum_buffer = view_of(buf, {9}); }),
-       invalid, {fn, "momentum_buffer shape must equal"}},
+      {"buffer given with momentum 0 but wrong",
+       with([&](SgdArgs& a) {
+         a.momentum = 0.0f;
+         a.momentum_buffer = view_of(buf, {9});
+       }),
+       invalid,
+       {fn, "momentum_buffer shape must equal"}},
       {"param f16", with([&](SgdArgs& a) { a.param = view_of(grad, {n}); }), invalid, {fn, "param dtype must be f32"}},
-      {"grad on cuda", with([&](SgdArgs& a) { a.grad = on_cuda(a.grad); }), ErrorKind::unsupported, {fn, "grad is in cuda:0 memory"}},
-      {"copy is grad", with([&](SgdArgs& a) { a.param_copy = a.grad; }), invalid, {fn, "param_copy", "must not overlap the input grad"}},
-      {"buffer overlaps param", with([&](SgdArgs& a) { a.momentum_buffer = TensorView(f32(param) + 9, DType::f32, {n}); }),
-       invalid, {fn, "must not overlap", "param"}},
+      {"grad on cuda",
+       with([&](SgdArgs& a) { a.grad = on_cuda(a.grad); }),
+       ErrorKind::unsupported,
+       {fn, "grad is in cuda:0 memory"}},
+      {"copy is grad",
+       with([&](SgdArgs& a) { a.param_copy = a.grad; }),
+       invalid,
+       {fn, "param_copy", "must not overlap the input grad"}},
+      {"buffer overlaps param",
+       with([&](SgdArgs& a) { a.momentum_buffer = TensorView(f32(param) + 9, DType::f32, {n}); }),
+       invalid,
+       {fn, "must not overlap", "param"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

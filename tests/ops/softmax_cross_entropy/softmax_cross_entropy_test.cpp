@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "ampkit/ops/softmax_cross_entropy.hpp"
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
+#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit {
 namespace {
@@ -21,8 +21,7 @@ struct CeCase {
   cpu::SoftmaxCrossEntropyProblem problem;
 };
 
-CeCase make_case(std::mt19937_64& rng, DType tx, DType td, std::int64_t rows,
-                 std::int64_t classes, std::int64_t pad) {
+CeCase make_case(std::mt19937_64& rng, DType tx, DType td, std::int64_t rows, std::int64_t classes, std::int64_t pad) {
   CeCase c;
   const std::int64_t stride = classes + pad;
   c.logits = random_buffer(rng, tx, rows * stride, 0.0, 3.0);
@@ -68,8 +67,7 @@ TEST(SoftmaxCrossEntropy, EveryEntryMatchesTheReference) {
       for (DType td : kFloatDTypes)
         for (Shape s : kShapes) {
           SCOPED_TRACE(::testing::Message() << forward[k].name << " / " << backward[k].name << " "
-                                            << dtypes_name({tx, td}) << " [" << s.rows << ", "
-                                            << s.classes << "]");
+                                            << dtypes_name({tx, td}) << " [" << s.rows << ", " << s.classes << "]");
           CeCase got = make_case(rng, tx, td, s.rows, s.classes, 3);
           CeCase want = got;
           want.problem.loss = static_cast<float*>(want.loss.data());
@@ -86,9 +84,8 @@ TEST(SoftmaxCrossEntropy, EveryEntryMatchesTheReference) {
             worst = std::max(worst, t);
             return t;
           }));
-          EXPECT_TRUE(near("loss", got.loss, want.loss, [&](std::int64_t) {
-            return worst + 2.0 * kU32 * std::fabs(want.loss.get(0));
-          }));
+          EXPECT_TRUE(near("loss", got.loss, want.loss,
+                           [&](std::int64_t) { return worst + 2.0 * kU32 * std::fabs(want.loss.get(0)); }));
           // Backward from the same lse (the reference's).
           got.lse = want.lse;
           got.problem.lse = static_cast<float*>(got.lse.data());
@@ -100,8 +97,8 @@ TEST(SoftmaxCrossEntropy, EveryEntryMatchesTheReference) {
             const std::int64_t r = i / stride;
             const double shift = std::fabs(got.logits.get(i) - want.lse.get(r));
             const double prob = std::exp(got.logits.get(i) - want.lse.get(r));
-            return scale * (2.0 * prob * (shift + 4.0) * kU32 + kU32) +
-                   2.0 * u * std::fabs(want.dlogits.get(i)) + 2.0 * subnormal_slack(td);
+            return scale * (2.0 * prob * (shift + 4.0) * kU32 + kU32) + 2.0 * u * std::fabs(want.dlogits.get(i)) +
+                   2.0 * subnormal_slack(td);
           }));
         }
 }
@@ -127,8 +124,7 @@ TEST(SoftmaxCrossEntropy, ReferenceGradientMatchesFiniteDifferences) {
     // truncation h^2/6 |L'''| (< 1e-8 here); the backward reads the f32-rounded lse, so
     // exp(x - lse) carries a relative error up to |lse| u32; the f32 rounding of the gradient.
     const double lse_error = std::fabs(c.lse.get(i / 6)) * kU32;
-    EXPECT_NEAR(c.dlogits.get(i), fd, 1e-8 + 2.0 * (kU32 + lse_error) * (std::fabs(fd) + 1.0 / 3.0))
-        << "logit " << i;
+    EXPECT_NEAR(c.dlogits.get(i), fd, 1e-8 + 2.0 * (kU32 + lse_error) * (std::fabs(fd) + 1.0 / 3.0)) << "logit " << i;
   }
 }
 
@@ -142,8 +138,7 @@ TEST(SoftmaxCrossEntropy, OneAndTwoThreadsGiveIdenticalBits) {
     testing::ThreadsScope scope(threads);
     CeCase& c = runs[threads - 1];
     TensorView logits = view_of(c.logits, {64, 600});
-    softmax_cross_entropy_forward(logits, view_of(c.targets, {64}), view_of(c.loss, {}),
-                                  view_of(c.lse, {64}));
+    softmax_cross_entropy_forward(logits, view_of(c.targets, {64}), view_of(c.loss, {}), view_of(c.lse, {64}));
     softmax_cross_entropy_backward(logits, view_of(c.targets, {64}), view_of(c.lse, {64}), 2.0f,
                                    logits);  // in place
   }
@@ -174,8 +169,8 @@ TEST(SoftmaxCrossEntropy, BadArgumentsAreRejectedAndNothingIsWritten) {
   EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_backward(x, t, vs, 1.0f, vd); },
                           {"softmax_cross_entropy_backward: targets[2] = 9 is out of range [0, 5)"}));
   static_cast<std::int32_t*>(c.targets.data())[2] = -1;
-  EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(x, t, vl, vs); },
-                          {"targets[2] = -1 is out of range [0, 5)"}));
+  EXPECT_TRUE(
+      throws_with([&] { softmax_cross_entropy_forward(x, t, vl, vs); }, {"targets[2] = -1 is out of range [0, 5)"}));
   static_cast<std::int32_t*>(c.targets.data())[2] = 0;
   EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(x, view_of(c.lse, {3}), vl, vs); },
                           {fwd, "targets dtype must be i32, but got f32"}));
@@ -183,16 +178,25 @@ TEST(SoftmaxCrossEntropy, BadArgumentsAreRejectedAndNothingIsWritten) {
                           {fwd, "loss must have shape [] or [1], but got [2]"}));
   EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(x, t, vl, view_of(c.lse, {2})); },
                           {fwd, "lse length must equal logits' rows (3), but got [2]"}));
-  EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(view_of(c.logits, {0, 5}), view_of(c.targets, {0}), vl, view_of(c.lse, {0})); },
-                          {fwd, "at least one row"}));
-  EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(x, t, vl, view_of(c.loss, {1, 1})); },
-                          {fwd, "lse must have rank 1, but got shape [1, 1]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        softmax_cross_entropy_forward(view_of(c.logits, {0, 5}), view_of(c.targets, {0}), vl, view_of(c.lse, {0}));
+      },
+      {fwd, "at least one row"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        softmax_cross_entropy_forward(x, t, vl, view_of(c.loss, {1, 1}));
+      },
+      {fwd, "lse must have rank 1, but got shape [1, 1]"}));
   EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_forward(x, t, TensorView(c.lse.data(), DType::f32, {1}), vs); },
                           {fwd, "loss", "must not overlap lse"}));
   EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_backward(x, t, vs, INFINITY, vd); },
                           {"softmax_cross_entropy_backward: dloss must be finite, but got inf"}));
-  EXPECT_TRUE(throws_with([&] { softmax_cross_entropy_backward(x, t, vs, 1.0f, view_of(c.dlogits, {5, 3})); },
-                          {"dlogits shape must equal logits's shape [3, 5], but got [5, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        softmax_cross_entropy_backward(x, t, vs, 1.0f, view_of(c.dlogits, {5, 3}));
+      },
+      {"dlogits shape must equal logits's shape [3, 5], but got [5, 3]"}));
   EXPECT_EQ(c.loss.bytes, loss.bytes);
   EXPECT_EQ(c.lse.bytes, lse.bytes);
   EXPECT_EQ(c.dlogits.bytes, dlogits.bytes);

@@ -45,12 +45,57 @@ TEST(TrainOptions, DefaultsAreTheDocumentedOnes) {
 }
 
 TEST(TrainOptions, ParsesEveryOption) {
-  const auto o = parse_train_options(
-      {"--model", "gpt", "--width=96", "--heads", "3", "--depth", "4", "--context", "32", "--batch", "8", "--steps",
-       "400", "--lr", "1e-3", "--warmup", "20", "--weight-decay", "0", "--clip", "0.5", "--seed", "9", "--precision",
-       "fp16", "--fp16-model", "mi200", "--fp16-alt", "off", "--loss-scale", "1024", "--threads", "2", "--data",
-       "t.txt", "--log", "l.jsonl", "--plot", "p.svg", "--checkpoint", "c.safetensors", "--checkpoint-every", "50",
-       "--eval-every", "25", "--sample-tokens", "0", "--temperature", "0", "--top-k", "0"});
+  const auto o = parse_train_options({"--model",
+                                      "gpt",
+                                      "--width=96",
+                                      "--heads",
+                                      "3",
+                                      "--depth",
+                                      "4",
+                                      "--context",
+                                      "32",
+                                      "--batch",
+                                      "8",
+                                      "--steps",
+                                      "400",
+                                      "--lr",
+                                      "1e-3",
+                                      "--warmup",
+                                      "20",
+                                      "--weight-decay",
+                                      "0",
+                                      "--clip",
+                                      "0.5",
+                                      "--seed",
+                                      "9",
+                                      "--precision",
+                                      "fp16",
+                                      "--fp16-model",
+                                      "mi200",
+                                      "--fp16-alt",
+                                      "off",
+                                      "--loss-scale",
+                                      "1024",
+                                      "--threads",
+                                      "2",
+                                      "--data",
+                                      "t.txt",
+                                      "--log",
+                                      "l.jsonl",
+                                      "--plot",
+                                      "p.svg",
+                                      "--checkpoint",
+                                      "c.safetensors",
+                                      "--checkpoint-every",
+                                      "50",
+                                      "--eval-every",
+                                      "25",
+                                      "--sample-tokens",
+                                      "0",
+                                      "--temperature",
+                                      "0",
+                                      "--top-k",
+                                      "0"});
   ASSERT_TRUE(o);
   const TrainConfig& c = o->config;
   EXPECT_EQ(c.width, 96);
@@ -100,7 +145,8 @@ TEST(TrainOptions, EachBadValueIsAUsageErrorNamingIt) {
   } cases[] = {
       {{"--model", "rnn"}, "--model expects one of gpt|mlp, but got 'rnn'"},
       {{"--width", "4"}, "--width expects an integer in [8, 4096], but got 4"},
-      {{"--width", "100", "--heads", "3"}, "--width 100 must be a multiple of --heads 3 (each head gets width / heads dimensions)"},
+      {{"--width", "100", "--heads", "3"},
+       "--width 100 must be a multiple of --heads 3 (each head gets width / heads dimensions)"},
       {{"--model", "mlp", "--heads", "2"}, "--heads applies to --model gpt only"},
       {{"--depth", "0"}, "--depth expects an integer in [1, 64], but got 0"},
       {{"--context", "x"}, "--context expects an integer in [1, 4096], but got 'x'"},
@@ -118,13 +164,19 @@ TEST(TrainOptions, EachBadValueIsAUsageErrorNamingIt) {
       {{"--fp16-model", "mi200"},
        "--fp16-model applies to --precision fp16 only, but the precision is bf16 (fp32 and bf16 GEMMs do not use the "
        "fp16 policy or loss scaling)"},
-      {{"--precision", "fp32", "--loss-scale", "dynamic"}, "--loss-scale applies to --precision fp16 only, but the precision is fp32 (fp32 and bf16 GEMMs do not use the fp16 policy or loss scaling)"},
-      {{"--precision", "fp16", "--loss-scale", "big"}, "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got 'big'"},
-      {{"--precision", "fp16", "--loss-scale", "0"}, "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got '0'"},
-      {{"--precision", "fp16", "--loss-scale", "1e9"}, "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got '1e9'"},
+      {{"--precision", "fp32", "--loss-scale", "dynamic"},
+       "--loss-scale applies to --precision fp16 only, but the precision is fp32 (fp32 and bf16 GEMMs do not use the "
+       "fp16 policy or loss scaling)"},
+      {{"--precision", "fp16", "--loss-scale", "big"},
+       "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got 'big'"},
+      {{"--precision", "fp16", "--loss-scale", "0"},
+       "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got '0'"},
+      {{"--precision", "fp16", "--loss-scale", "1e9"},
+       "--loss-scale expects dynamic, off or a fixed scale in (0, 2^24], but got '1e9'"},
       {{"--threads", "0"}, "--threads expects an integer in [1, 1024], but got 0"},
       {{"--plot", "loss.png"}, "--plot expects a file name ending in .svg, but got 'loss.png'"},
-      {{"--log", "x", "--plot", "x.svg", "--checkpoint", "x.svg"}, "--plot and --checkpoint name the same file 'x.svg'"},
+      {{"--log", "x", "--plot", "x.svg", "--checkpoint", "x.svg"},
+       "--plot and --checkpoint name the same file 'x.svg'"},
       {{"--log", "r.ckpt", "--resume", "r.ckpt"}, "--log and --resume name the same file 'r.ckpt'"},
       {{"--checkpoint-every", "10"}, "--checkpoint-every needs --checkpoint FILE"},
       {{"--temperature", "-1"}, "--temperature expects a number in [0, 100], but got '-1'"},
@@ -142,10 +194,12 @@ TEST(TrainOptions, HelpNamesEveryOption) {
   testing::internal::CaptureStdout();
   EXPECT_FALSE(parse_train_options({"--help"}).has_value());
   const std::string help = testing::internal::GetCapturedStdout();
-  for (const char* o : {"--model", "--width", "--heads", "--depth", "--context", "--batch", "--steps", "--lr", "--warmup",
-                        "--weight-decay", "--clip", "--seed", "--precision", "--fp16-model", "--fp16-alt", "--loss-scale",
-                        "--threads", "--data", "--log", "--plot", "--checkpoint", "--resume", "--sample-tokens",
-                        "--temperature", "--top-k", "--eval-every", "--checkpoint-every"})
+  for (const char* o :
+       {"--model",     "--width",      "--heads",           "--depth",        "--context",       "--batch",
+        "--steps",     "--lr",         "--warmup",          "--weight-decay", "--clip",          "--seed",
+        "--precision", "--fp16-model", "--fp16-alt",        "--loss-scale",   "--threads",       "--data",
+        "--log",       "--plot",       "--checkpoint",      "--resume",       "--sample-tokens", "--temperature",
+        "--top-k",     "--eval-every", "--checkpoint-every"})
     EXPECT_NE(help.find(std::string("  ") + o + " "), std::string::npos) << o;
   EXPECT_EQ(help.rfind("usage: ampkit train [options]\n", 0), 0u);
 }
@@ -181,8 +235,10 @@ TEST(TrainConfigJson, MissingOrBadFieldsAreNamed) {
   EXPECT_EQ(error(no_width), "checkpoint 'c': the run configuration lacks \"width\"");
   std::string bad_model = good;
   bad_model.replace(bad_model.find("\"gpt\""), 5, "\"rnn\"");
-  EXPECT_EQ(error(bad_model), "checkpoint 'c': the run configuration's \"model\" is 'rnn', which this version does not accept");
-  EXPECT_EQ(error("{"), "checkpoint 'c': the run configuration is not valid JSON: expected a string key in an object at byte 1");
+  EXPECT_EQ(error(bad_model),
+            "checkpoint 'c': the run configuration's \"model\" is 'rnn', which this version does not accept");
+  EXPECT_EQ(error("{"),
+            "checkpoint 'c': the run configuration is not valid JSON: expected a string key in an object at byte 1");
   EXPECT_NE(error("[1]").find("not a JSON object"), std::string::npos);
 }
 
@@ -205,8 +261,9 @@ TEST(TrainResume, ModelShapeCannotChangeButTrainingOptionsCan) {
     merge_resumed_config(o, saved, nullptr);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--resume: the checkpoint was saved with --width 64, but this run has --width 128 (the "
-                           "model's shape cannot change; leave the option out to keep the saved value)");
+    EXPECT_STREQ(e.what(),
+                 "--resume: the checkpoint was saved with --width 64, but this run has --width 128 (the "
+                 "model's shape cannot change; leave the option out to keep the saved value)");
   }
   TrainOptions longer = *parse_train_options({"--resume", "r.ckpt", "--steps", "2000", "--width", "64"});
   std::vector<std::string> notes;
@@ -233,9 +290,9 @@ TEST(TrainSchedule, WarmsUpLinearlyThenDecaysByCosineToATenth) {
   EXPECT_DOUBLE_EQ(s.at(0), 1e-3);
   EXPECT_DOUBLE_EQ(s.at(4), 5e-3);
   EXPECT_DOUBLE_EQ(s.at(9), 1e-2);
-  EXPECT_DOUBLE_EQ(s.at(10), 1e-2);     // the decay starts at the peak
+  EXPECT_DOUBLE_EQ(s.at(10), 1e-2);      // the decay starts at the peak
   EXPECT_NEAR(s.at(60), 5.5e-3, 1e-15);  // halfway (p = 50/100): the mean of peak and final
-  EXPECT_DOUBLE_EQ(s.at(110), 1e-3);    // the last step: a tenth
+  EXPECT_DOUBLE_EQ(s.at(110), 1e-3);     // the last step: a tenth
   EXPECT_DOUBLE_EQ(s.at(500), 1e-3);
   for (std::int64_t i = 10; i < 110; ++i) EXPECT_GT(s.at(i), s.at(i + 1));
   for (std::int64_t i = 0; i < 9; ++i) EXPECT_LT(s.at(i), s.at(i + 1));

@@ -51,10 +51,10 @@ TEST(TrainUtf8, RefusesEveryMalformedForm) {
   } cases[] = {
       {std::string("ab\0c", 4), 2, "a NUL byte"},
       {"ab\xff", 2, "an invalid UTF-8 byte 0xff"},
-      {"\x80", 0, "an invalid UTF-8 byte 0x80"},                 // a lone continuation byte
-      {"\xc0\xaf", 0, "an invalid UTF-8 byte 0xc0"},             // overlong 2-byte lead
-      {"\xe0\x80\xaf", 0, "an overlong UTF-8 sequence"},         // overlong 3-byte
-      {"\xed\xa0\x80", 0, "an encoded UTF-16 surrogate"},        // U+D800
+      {"\x80", 0, "an invalid UTF-8 byte 0x80"},           // a lone continuation byte
+      {"\xc0\xaf", 0, "an invalid UTF-8 byte 0xc0"},       // overlong 2-byte lead
+      {"\xe0\x80\xaf", 0, "an overlong UTF-8 sequence"},   // overlong 3-byte
+      {"\xed\xa0\x80", 0, "an encoded UTF-16 surrogate"},  // U+D800
       {"\xf4\x90\x80\x80", 0, "a UTF-8 sequence above U+10FFFF"},
       {"x\xe2\x82", 1, "a UTF-8 sequence cut short"},
       {"\xc3(", 0, "a UTF-8 sequence starting with 0xc3 whose byte 2 is 0x28"},
@@ -74,8 +74,10 @@ TEST(TrainCorpus, RefusesEmptyBinaryAndTextlessFilesNamingThem) {
             "data file 'b.bin': not UTF-8 text: a NUL byte at byte 9 (line 2); binary files are not accepted");
   EXPECT_EQ(error_of({{"l.txt", "caf\xe9\n"}}),
             "data file 'l.txt': not UTF-8 text: a UTF-8 sequence cut short by the end of the file at byte 3 (line 1)");
-  EXPECT_EQ(error_of({{"w.txt", " \n\t\n"}}), "data file 'w.txt': holds no text (only white space or '%' separator lines)");
-  EXPECT_EQ(error_of({{"p.txt", "%\n%\n"}}), "data file 'p.txt': holds no text (only white space or '%' separator lines)");
+  EXPECT_EQ(error_of({{"w.txt", " \n\t\n"}}),
+            "data file 'w.txt': holds no text (only white space or '%' separator lines)");
+  EXPECT_EQ(error_of({{"p.txt", "%\n%\n"}}),
+            "data file 'p.txt': holds no text (only white space or '%' separator lines)");
   EXPECT_EQ(error_of({{"s.txt", "short"}}),
             "data file 's.txt': holds 5 characters; at least 10 are needed to hold out a validation tenth");
   EXPECT_EQ(error_of({}), "training data: no files given");
@@ -117,7 +119,11 @@ TEST(TrainCorpus, PlainTextHoldsOutTheLastTenth) {
 }
 
 TEST(TrainCorpus, VocabularyIsTheSortedDistinctCodePoints) {
-  const Corpus c = build_corpus({{"u", "\xef\xbb\xbf" "b\xc3\xa9" "a\xe2\x82\xac" "bbbbbbbbbb"}});  // BOM dropped
+  const Corpus c = build_corpus({{"u",
+                                  "\xef\xbb\xbf"
+                                  "b\xc3\xa9"
+                                  "a\xe2\x82\xac"
+                                  "bbbbbbbbbb"}});  // BOM dropped
   EXPECT_EQ(c.vocabulary.chars(), (std::vector<char32_t>{U'a', U'b', 0xe9, 0x20ac}));
   EXPECT_EQ(c.vocabulary.id(0x20ac), 3);
   EXPECT_EQ(c.vocabulary.id(U'z'), -1);
@@ -208,10 +214,10 @@ TEST(TrainBatches, ValidationWindowsSpanTheStreamEvenly) {
   for (std::size_t i = 0; i < stream.size(); ++i) stream[i] = static_cast<std::int32_t>(i);
   const std::vector<Batch> v = validation_batches(stream, 2, 10, 45);  // 45 / 20 -> 2 batches
   ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[0].tokens[0], 0);     // first window at 0
-  EXPECT_EQ(v[1].tokens[10], 90);   // last window ends at the stream's end
+  EXPECT_EQ(v[0].tokens[0], 0);    // first window at 0
+  EXPECT_EQ(v[1].tokens[10], 90);  // last window ends at the stream's end
   EXPECT_EQ(v[1].targets[19], 100);
-  EXPECT_EQ(v[0].tokens[10], 30);   // 90 / 3
+  EXPECT_EQ(v[0].tokens[10], 30);  // 90 / 3
   EXPECT_EQ(v[1].tokens[0], 60);
   EXPECT_EQ(validation_batches(stream, 3, 10, 1).size(), 1u);  // at least one batch
 }
@@ -219,7 +225,7 @@ TEST(TrainBatches, ValidationWindowsSpanTheStreamEvenly) {
 TEST(TrainCorpus, UnigramBaselineIsTheFrequencyCrossEntropy) {
   Corpus c;
   c.vocabulary = Vocabulary({U'a', U'b'});
-  c.train = {0, 0, 0, 1};        // counts +1: a 4, b 2 of 6
+  c.train = {0, 0, 0, 1};  // counts +1: a 4, b 2 of 6
   c.validation = {0, 1};
   EXPECT_NEAR(unigram_baseline(c), -(std::log(4.0 / 6) + std::log(2.0 / 6)) / 2, 1e-12);
 }

@@ -22,7 +22,8 @@ namespace {
 
 Corpus fox_corpus() {
   std::string text;
-  for (int i = 0; i < 120; ++i) text += "The quick brown fox " + std::to_string(i % 7) + " jumps over the lazy dog.\n%\n";
+  for (int i = 0; i < 120; ++i)
+    text += "The quick brown fox " + std::to_string(i % 7) + " jumps over the lazy dog.\n%\n";
   return build_corpus({{"fox", text}});
 }
 
@@ -88,7 +89,8 @@ TEST_P(GraphModelResume, ResumedRunEndsWithTheSameBits) {
   std::fclose(sink);
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, GraphModelResume, testing::Values(Precision::fp32, Precision::bf16, Precision::fp16),
+INSTANTIATE_TEST_SUITE_P(Precisions, GraphModelResume,
+                         testing::Values(Precision::fp32, Precision::bf16, Precision::fp16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
 
 TEST(GraphModel, CheckpointOfAnotherShapeIsRefused) {

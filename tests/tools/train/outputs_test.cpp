@@ -3,9 +3,9 @@
 // round-number ticks, and seeded temperature / top-k sampling.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cctype>
 #include <string>
 #include <vector>
 
@@ -50,8 +50,8 @@ TEST(TrainProgress, PlainLinesEveryNStepsAndTheLast) {
     p.finish();
   });
   EXPECT_EQ(out,
-            "step 1/10  loss 3.0000  1.00k tok/s  elapsed 1s  left 5s\n"   // the first step
-            "step 4/10  loss 5.0000  1.00k tok/s  elapsed 2s  left 3s\n"   // mean of steps 2..4
+            "step 1/10  loss 3.0000  1.00k tok/s  elapsed 1s  left 5s\n"  // the first step
+            "step 4/10  loss 5.0000  1.00k tok/s  elapsed 2s  left 3s\n"  // mean of steps 2..4
             "step 8/10  loss 8.5000  1.00k tok/s  elapsed 4s  left 1s\n"
             "step 10/10  loss 11.5000  1.00k tok/s  elapsed 5s  left 0s\n"
             "step 10: validation loss 1.5\n");
@@ -68,17 +68,19 @@ TEST(TrainProgress, LiveLineRedrawsInPlaceAtMostTenTimesASecond) {
     p.finish();
   });
   std::vector<std::string> draws;
-  for (std::size_t at = out.find('\r'); at != std::string::npos; at = out.find('\r', at + 1)) draws.push_back(out.substr(at));
+  for (std::size_t at = out.find('\r'); at != std::string::npos; at = out.find('\r', at + 1))
+    draws.push_back(out.substr(at));
   ASSERT_GE(draws.size(), 4u) << out;
   EXPECT_EQ(out.rfind("\r[", 0), 0u);
   EXPECT_NE(out.find("] 1/100  loss 4.0000"), std::string::npos);
   EXPECT_EQ(out.find(" 2/100"), std::string::npos);
-  EXPECT_NE(out.find("] 3/100  loss 3.5000"), std::string::npos);  // the mean of steps 2 and 3
+  EXPECT_NE(out.find("] 3/100  loss 3.5000"), std::string::npos);                   // the mean of steps 2 and 3
   EXPECT_NE(out.find("\r\x1b[Kstep 3: validation loss 3.5\n"), std::string::npos);  // the bar is cleared first
   EXPECT_NE(out.find("\r[####################] 100/100  loss 1.0000  500 tok/s  0s left\x1b[K\n"), std::string::npos);
   EXPECT_EQ(out.back(), '\n');
   // On a narrow terminal the line is cut to fit.
-  const std::string narrow = captured([](std::FILE* f) { Progress(f, true, 0, 100, 5, 30).update(1, 4.0, 500.0, 0.01); });
+  const std::string narrow =
+      captured([](std::FILE* f) { Progress(f, true, 0, 100, 5, 30).update(1, 4.0, 500.0, 0.01); });
   EXPECT_EQ(narrow, "\r[....................] 1/100 \x1b[K");
 }
 

@@ -111,13 +111,16 @@ TEST(Safetensors, RefusesEveryMalformedHeaderWithItsReason) {
   } cases[] = {
       {"", "", "the header length is 0; not a safetensors file"},
       {"[1]", "", "the header does not start with '{'; not a safetensors file"},
-      {"{\"a\":", "", "the header is not valid JSON: expected a JSON value, but the text ended at byte 5 of the header"},
-      {"{\"a\":{}} x", "", "the header is not valid JSON: unexpected text after the JSON value at byte 9 of the header"},
+      {"{\"a\":", "",
+       "the header is not valid JSON: expected a JSON value, but the text ended at byte 5 of the header"},
+      {"{\"a\":{}} x", "",
+       "the header is not valid JSON: unexpected text after the JSON value at byte 9 of the header"},
       {R"({"a":1})", "", "tensor 'a' is a number, not an object"},
       {R"({"a":{"dtype":"F32","shape":[2]}})", d8, "tensor 'a' lacks data_offsets"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", d8,
        "tensor 'a' has an unknown key 'extra' (expected dtype, shape, data_offsets)"},
-      {R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", d8, "tensor 'a' has the unsupported dtype 'F8_E4M3'"},
+      {R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", d8,
+       "tensor 'a' has the unsupported dtype 'F8_E4M3'"},
       {R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", d8,
        "tensor 'a' of dtype F32 and shape [3] needs 12 bytes, but its data_offsets [0, 8] hold 8"},
       {R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", d8,
@@ -127,8 +130,10 @@ TEST(Safetensors, RefusesEveryMalformedHeaderWithItsReason) {
       {R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,8]}})", d8,
        "tensor 'a' of dtype U8 and shape [4294967296, 4294967296, 4294967296] needs more than 2^64 bytes, but its "
        "data_offsets [0, 8] hold 8"},
-      {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", d8, "tensor 'a': data_offsets [8, 0] end before they begin"},
-      {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", d8, "tensor 'a': data_offsets is not an array [begin, end]"},
+      {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", d8,
+       "tensor 'a': data_offsets [8, 0] end before they begin"},
+      {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", d8,
+       "tensor 'a': data_offsets is not an array [begin, end]"},
       {R"({"a":{"dtype":"F32","shape":[200],"data_offsets":[0,800]}})", d8,
        "truncated: tensor 'a' needs bytes [0, 800) of the data, but the file holds only 8 bytes of data"},
       {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
@@ -141,14 +146,16 @@ TEST(Safetensors, RefusesEveryMalformedHeaderWithItsReason) {
       {R"({"__metadata__":[]})", "", "__metadata__ is an array, not an object of strings"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
        d8, "the header is not valid JSON: duplicate key \"a\" at byte 54 of the header"},
-      {"{\"\xff\":1}", "", "the header is not valid JSON: invalid UTF-8 in a string (an invalid UTF-8 byte 0xff) at byte 2 of the header"},
+      {"{\"\xff\":1}", "",
+       "the header is not valid JSON: invalid UTF-8 in a string (an invalid UTF-8 byte 0xff) at byte 2 of the header"},
   };
   for (const auto& c : cases)
     EXPECT_EQ(parse_error(file_with_header(c.header, c.data)), std::string("checkpoint 'c': ") + c.message) << c.header;
   std::string huge(8, '\0');
   huge[4] = 1;  // 2^32 bytes of header
-  EXPECT_EQ(parse_error(huge), "checkpoint 'c': the header length is 4294967296 bytes, more than the 100000000 allowed; "
-                               "not a safetensors file, or a corrupt one");
+  EXPECT_EQ(parse_error(huge),
+            "checkpoint 'c': the header length is 4294967296 bytes, more than the 100000000 allowed; "
+            "not a safetensors file, or a corrupt one");
 }
 
 TEST(JsonValue, ReadsTheWholeGrammarStrictly) {
@@ -239,8 +246,10 @@ TEST(TrainCheckpointFile, RefusesMissingOrMalformedMetadata) {
             "checkpoint 'c': the format is 'ampkit-train-0', but this version of ampkit reads 'ampkit-train-1'");
   EXPECT_EQ(without("step"), "checkpoint 'c': the metadata lacks \"step\"; not a checkpoint of ampkit train");
   EXPECT_EQ(with("step", "-1"), "checkpoint 'c': the metadata \"step\" is '-1'; expected a non-negative integer");
-  EXPECT_EQ(with("optimizer_steps", "21"), "checkpoint 'c': the metadata \"optimizer_steps\" (21) exceeds \"step\" (20)");
-  EXPECT_EQ(with("data_rng", "0x12"), "checkpoint 'c': the metadata \"data_rng\" is '0x12'; expected a non-negative integer");
+  EXPECT_EQ(with("optimizer_steps", "21"),
+            "checkpoint 'c': the metadata \"optimizer_steps\" (21) exceeds \"step\" (20)");
+  EXPECT_EQ(with("data_rng", "0x12"),
+            "checkpoint 'c': the metadata \"data_rng\" is '0x12'; expected a non-negative integer");
   EXPECT_NE(with("loss_scale", "{\"scale\":0,\"good_steps\":0,\"skipped_steps\":0}").find("expected {\"scale\": > 0"),
             std::string::npos);
   EXPECT_NE(with("loss_scale", "{").find("\"loss_scale\" is not valid JSON"), std::string::npos);
@@ -248,7 +257,8 @@ TEST(TrainCheckpointFile, RefusesMissingOrMalformedMetadata) {
             "checkpoint 'c': the metadata \"vocabulary\": vocabulary: characters must be distinct and in increasing "
             "order, but 'a' (U+0061) follows 'b' (U+0062)");
   EXPECT_EQ(with("vocabulary", ""), "checkpoint 'c': the metadata \"vocabulary\" is empty");
-  EXPECT_EQ(with("data_fingerprint", "xyz"), "checkpoint 'c': the metadata \"data_fingerprint\" is 'xyz'; expected 16 hex digits");
+  EXPECT_EQ(with("data_fingerprint", "xyz"),
+            "checkpoint 'c': the metadata \"data_fingerprint\" is 'xyz'; expected 16 hex digits");
   EXPECT_NE(with("config", "{}").find("the run configuration lacks \"model\""), std::string::npos);
   SafeTensorsFile no_curve = good;
   std::erase_if(no_curve.tensors, [](const SafeTensor& t) { return t.name == "run:validation_loss"; });
@@ -256,7 +266,8 @@ TEST(TrainCheckpointFile, RefusesMissingOrMalformedMetadata) {
   SafeTensorsFile bad_curve = good;
   for (SafeTensor& t : bad_curve.tensors)
     if (t.name == "run:train_loss") t = SafeTensor::of_f32("run:train_loss", {1}, std::vector<float>{1.0f});
-  EXPECT_EQ(checkpoint_error(bad_curve), "checkpoint 'c': the tensor 'run:train_loss' must be F64 of shape [N, 2], but is F32 [1]");
+  EXPECT_EQ(checkpoint_error(bad_curve),
+            "checkpoint 'c': the tensor 'run:train_loss' must be F64 of shape [N, 2], but is F32 [1]");
 }
 
 TEST(TrainCheckpointFile, TensorsMustMatchTheModel) {
@@ -293,7 +304,8 @@ TEST(TrainCheckpointFile, CorruptFilesOnDiskAreRefusedByName) {
     load_checkpoint(dir.file("missing"));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "checkpoint '" + dir.file("missing") + "': cannot open it: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "checkpoint '" + dir.file("missing") + "': cannot open it: No such file or directory");
   }
 }
 

@@ -25,7 +25,10 @@ namespace {
 class BigramModel final : public TrainModel {
  public:
   BigramModel(std::int64_t rows, std::int64_t context, std::int64_t vocab, std::uint64_t seed)
-      : rows_(rows), context_(context), vocab_(vocab), w_(static_cast<std::size_t>(vocab * vocab)),
+      : rows_(rows),
+        context_(context),
+        vocab_(vocab),
+        w_(static_cast<std::size_t>(vocab * vocab)),
         m_(w_.size(), 0.0f) {
     SplitMix64 r(seed);
     for (float& x : w_) x = static_cast<float>(r.unit() - 0.5) * 0.02f;
@@ -55,7 +58,9 @@ class BigramModel final : public TrainModel {
     for (std::size_t i = 0; i < tokens.size(); ++i)
       std::copy_n(w_.begin() + tokens[i] * vocab_, vocab_, out.begin() + static_cast<std::ptrdiff_t>(i) * vocab_);
   }
-  std::vector<TensorSpec> tensor_specs() override { return {{"w", {vocab_, vocab_}}, {"w:momentum", {vocab_, vocab_}}}; }
+  std::vector<TensorSpec> tensor_specs() override {
+    return {{"w", {vocab_, vocab_}}, {"w:momentum", {vocab_, vocab_}}};
+  }
   std::vector<SafeTensor> save_tensors() override {
     return {SafeTensor::of_f32("w", {vocab_, vocab_}, w_), SafeTensor::of_f32("w:momentum", {vocab_, vocab_}, m_)};
   }
@@ -250,7 +255,8 @@ TEST(TrainRun, SamplingIsSeededAndGreedyFollowsTheModel) {
   EXPECT_EQ(greedy[0], greedy[1]);
   // After a newline the likeliest is 'a' (3 of 4), after 'c' it is 'a' (2 of 3): greedy loops.
   EXPECT_EQ(greedy[0], "abcabcabcabcabcabcab");
-  EXPECT_EQ(sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5), sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5));
+  EXPECT_EQ(sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5),
+            sample_texts(model, corpus.vocabulary, 3, 30, 1.0, 0, 5));
   EXPECT_TRUE(sample_texts(model, corpus.vocabulary, 3, 0, 1.0, 0, 5).empty());
   EXPECT_EQ(sample_texts(model, corpus.vocabulary, 99, 5, 1.0, 0, 5).size(), 4u);  // at most one per row
 }

@@ -14,9 +14,12 @@ void fill_uniform(void* data, DType t, std::int64_t n, std::uint64_t seed, float
   std::uniform_real_distribution<float> dist(-scale, scale);
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = dist(rng);
-    if (t == DType::f32) static_cast<float*>(data)[i] = v;
-    else if (t == DType::bf16) static_cast<std::uint16_t*>(data)[i] = float_to_bf16_bits(v);
-    else static_cast<std::uint16_t*>(data)[i] = float_to_half_bits(v);
+    if (t == DType::f32)
+      static_cast<float*>(data)[i] = v;
+    else if (t == DType::bf16)
+      static_cast<std::uint16_t*>(data)[i] = float_to_bf16_bits(v);
+    else
+      static_cast<std::uint16_t*>(data)[i] = float_to_half_bits(v);
   }
 }
 
@@ -35,8 +38,8 @@ void fill_hashed(void* data, DType t, std::int64_t n, std::uint64_t seed, float 
       const float u = static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
       values[i] = offset + scale * u;
     }
-    convert(values, DType::f32, static_cast<unsigned char*>(data) + begin * static_cast<std::int64_t>(dtype_size(t)),
-            t, count);
+    convert(values, DType::f32, static_cast<unsigned char*>(data) + begin * static_cast<std::int64_t>(dtype_size(t)), t,
+            count);
   }
 }
 

@@ -10,12 +10,12 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/fill.hpp"
 #include "tools/ampkit/bench/gemm_case.hpp"
 #include "tools/ampkit/bench/gemm_peer_phases.hpp"
 #include "tools/ampkit/bench/gemm_rows.hpp"
 #include "tools/ampkit/bench/memory.hpp"
-#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
@@ -58,8 +58,8 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
   const std::string ops = op.value_or("nn");
   const Op op_a = ops[0] == 't' ? Op::T : Op::N, op_b = ops[1] == 't' ? Op::T : Op::N;
   for (const auto& t : parse_triples(shapes.value_or(p.quick ? "512x512x512,128x768x768"
-                                                              : "4096x4096x1024,4096x1024x4096,2048x3072x768,"
-                                                                "512x512x512,128x768x768,1x4096x4096,16x4096x4096"),
+                                                             : "4096x4096x1024,4096x1024x4096,2048x3072x768,"
+                                                               "512x512x512,128x768x768,1x4096x4096,16x4096x4096"),
                                      "MxNxK"))
     p.shapes.push_back({t[0], t[1], t[2], op_a, op_b});
   p.dtypes = parse_dtype_modes(dtypes.value_or(p.quick ? "f32,bf16" : "f32,bf16,f16"));
@@ -187,8 +187,10 @@ int run_bench_gemm(const Args& given) {
   // Phases 2 and 3: the peers (OpenBLAS child process, then oneDNN), then the report.
   peaks.remeasure_keep_max(plan->quick ? 3 : 5);
   attach_peers(rows, peaks, plan->settings.peers, plan->settings.measure, notes);
-  if (plan->json) print_json_rows(rows);
-  else print_table(rows, peaks, notes, "ampkit bench gemm");
+  if (plan->json)
+    print_json_rows(rows);
+  else
+    print_table(rows, peaks, notes, "ampkit bench gemm");
   return 0;
 }
 

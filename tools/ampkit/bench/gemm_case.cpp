@@ -11,10 +11,10 @@ namespace ampkit::tools::bench {
 namespace {
 
 constexpr Epilogue kAllEpilogues[] = {
-    Epilogue::DEFAULT,  Epilogue::BIAS,        Epilogue::RELU,          Epilogue::RELU_BIAS,
-    Epilogue::RELU_AUX, Epilogue::RELU_AUX_BIAS, Epilogue::GELU,        Epilogue::GELU_BIAS,
-    Epilogue::GELU_AUX, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU,       Epilogue::DGELU_BGRAD,
-    Epilogue::DRELU,    Epilogue::DRELU_BGRAD,  Epilogue::BGRADA,       Epilogue::BGRADB};
+    Epilogue::DEFAULT,  Epilogue::BIAS,          Epilogue::RELU,   Epilogue::RELU_BIAS,
+    Epilogue::RELU_AUX, Epilogue::RELU_AUX_BIAS, Epilogue::GELU,   Epilogue::GELU_BIAS,
+    Epilogue::GELU_AUX, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU,  Epilogue::DGELU_BGRAD,
+    Epilogue::DRELU,    Epilogue::DRELU_BGRAD,   Epilogue::BGRADA, Epilogue::BGRADB};
 
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -54,20 +54,23 @@ std::vector<DtypeMode> parse_dtype_modes(const std::string& text) {
     }
     const std::string mode = item.substr(colon + 1);
     if (t != DType::f16) cli::usage_fail("--dtype: only f16 takes a mode, but got '", item, "'");
-    if (mode == "exact") out.push_back({t, Fp16Mode::exact});
-    else if (mode == "flush") out.push_back({t, Fp16Mode::flush});
-    else if (mode == "alt") out.push_back({t, Fp16Mode::alt});
-    else cli::usage_fail("--dtype: fp16 mode must be exact, flush or alt, but got '", mode, "'");
+    if (mode == "exact")
+      out.push_back({t, Fp16Mode::exact});
+    else if (mode == "flush")
+      out.push_back({t, Fp16Mode::flush});
+    else if (mode == "alt")
+      out.push_back({t, Fp16Mode::alt});
+    else
+      cli::usage_fail("--dtype: fp16 mode must be exact, flush or alt, but got '", mode, "'");
   }
   if (out.empty()) cli::usage_fail("--dtype expects at least one dtype, but got '", text, "'");
   return out;
 }
 
 const char* epilogue_name(Epilogue e) {
-  static const char* const names[] = {"DEFAULT",  "BIAS",      "RELU",          "RELU_BIAS",
-                                      "RELU_AUX", "RELU_AUX_BIAS", "GELU",      "GELU_BIAS",
-                                      "GELU_AUX", "GELU_AUX_BIAS", "DGELU",     "DGELU_BGRAD",
-                                      "DRELU",    "DRELU_BGRAD", "BGRADA",      "BGRADB"};
+  static const char* const names[] = {
+      "DEFAULT",  "BIAS",          "RELU",  "RELU_BIAS",   "RELU_AUX", "RELU_AUX_BIAS", "GELU",   "GELU_BIAS",
+      "GELU_AUX", "GELU_AUX_BIAS", "DGELU", "DGELU_BGRAD", "DRELU",    "DRELU_BGRAD",   "BGRADA", "BGRADB"};
   return names[static_cast<int>(e)];
 }
 
@@ -89,19 +92,18 @@ std::vector<Epilogue> parse_epilogues(const std::string& text) {
 }
 
 bool epilogue_reads_bias(Epilogue e) {
-  return e == Epilogue::BIAS || e == Epilogue::RELU_BIAS || e == Epilogue::RELU_AUX_BIAS ||
-         e == Epilogue::GELU_BIAS || e == Epilogue::GELU_AUX_BIAS;
+  return e == Epilogue::BIAS || e == Epilogue::RELU_BIAS || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_BIAS ||
+         e == Epilogue::GELU_AUX_BIAS;
 }
 
 bool epilogue_writes_bias_grad(Epilogue e) {
-  return e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD || e == Epilogue::BGRADA ||
-         e == Epilogue::BGRADB;
+  return e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD || e == Epilogue::BGRADA || e == Epilogue::BGRADB;
 }
 
 bool epilogue_uses_aux(Epilogue e) {
   return e == Epilogue::RELU_AUX || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_AUX ||
-         e == Epilogue::GELU_AUX_BIAS || e == Epilogue::DGELU || e == Epilogue::DGELU_BGRAD ||
-         e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD;
+         e == Epilogue::GELU_AUX_BIAS || e == Epilogue::DGELU || e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU ||
+         e == Epilogue::DRELU_BGRAD;
 }
 
 std::vector<std::array<std::int64_t, 3>> parse_triples(const std::string& text, const char* form) {

@@ -24,8 +24,7 @@ OnednnKey onednn_key(const BenchRow& r) {
   if (t == DType::f16) t = r.dm.mode == Fp16Mode::alt ? DType::bf16 : DType::f32;
   OnednnPostOp post = OnednnPostOp::none;
   if (r.epilogue == Epilogue::BIAS) post = OnednnPostOp::bias;
-  if (r.epilogue == Epilogue::GELU_AUX_BIAS || r.epilogue == Epilogue::GELU_BIAS)
-    post = OnednnPostOp::bias_gelu_tanh;
+  if (r.epilogue == Epilogue::GELU_AUX_BIAS || r.epilogue == Epilogue::GELU_BIAS) post = OnednnPostOp::bias_gelu_tanh;
   return {r.shape, t, post, r.threads};
 }
 
@@ -64,9 +63,10 @@ void openblas_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, 
 // Phase 2: oneDNN matmul, in this process, after the OpenBLAS child has exited; each distinct
 // (shape, dtype, post-op, threads) measured once.
 void onednn_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
-  notes.push_back("oneDNN is compared in the same arithmetic: f16 exact/flush rows with its f32 "
-                  "matmul, f16 alt rows with its bf16 matmul; epilogues it lacks (DGELU_BGRAD, "
-                  "BGRADB) with its plain matmul");
+  notes.push_back(
+      "oneDNN is compared in the same arithmetic: f16 exact/flush rows with its f32 "
+      "matmul, f16 alt rows with its bf16 matmul; epilogues it lacks (DGELU_BGRAD, "
+      "BGRADB) with its plain matmul");
   if (!onednn_available()) {
     notes.push_back("oneDNN peer not built (install libdnnl-dev and re-run cmake)");
     return;

@@ -78,14 +78,14 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
                  const char* title) {
   std::printf("%s — %s, %s\n", title, machine_description().c_str(), today().c_str());
   for (std::size_t i = 0; i < peaks.threads.size(); ++i) {
-    std::printf("peak (measured now), %d thread(s): fp32 FMA %.0f GFLOP/s, bf16 dot %.0f GFLOP/s",
-                peaks.threads[i], peaks.fma_f32[i], peaks.bf16_dot[i]);
+    std::printf("peak (measured now), %d thread(s): fp32 FMA %.0f GFLOP/s, bf16 dot %.0f GFLOP/s", peaks.threads[i],
+                peaks.fma_f32[i], peaks.bf16_dot[i]);
     if (!std::isnan(peaks.amx_bf16[i])) std::printf(", AMX bf16 %.0f GFLOP/s", peaks.amx_bf16[i]);
     std::printf("\n");
   }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype",
-              "epilogue", "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "kernel");
+  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype", "epilogue",
+              "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "kernel");
   for (const BenchRow& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),
@@ -98,10 +98,9 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
       return std::string(cells);
     };
     std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s  %s\n",
-                r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(),
-                shape, r.dm.name().c_str(), epilogue_name(r.epilogue), r.threads, r.ms, r.gflops,
-                100.0 * r.gflops / r.peak, peer_cells(r.openblas_gflops).c_str(),
-                peer_cells(r.onednn_gflops).c_str(), r.kernel.c_str());
+                r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(), shape,
+                r.dm.name().c_str(), epilogue_name(r.epilogue), r.threads, r.ms, r.gflops, 100.0 * r.gflops / r.peak,
+                peer_cells(r.openblas_gflops).c_str(), peer_cells(r.onednn_gflops).c_str(), r.kernel.c_str());
   }
 }
 

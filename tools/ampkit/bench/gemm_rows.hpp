@@ -31,10 +31,10 @@ struct Peaks {
 
 /// One measured case of ampkit (a gemm call or a Linear pass).
 struct BenchRow {
-  std::string op = "gemm";   // "gemm" or "linear"
-  std::string pass;          // linear: "forward", "backward_dx", "backward_dw"
+  std::string op = "gemm";                  // "gemm" or "linear"
+  std::string pass;                         // linear: "forward", "backward_dx", "backward_dw"
   std::int64_t batch = 0, in = 0, out = 0;  // linear only
-  PeerShape shape;           // the GEMM: m, n, k, op_a, op_b
+  PeerShape shape;                          // the GEMM: m, n, k, op_a, op_b
   DtypeMode dm;
   Epilogue epilogue = Epilogue::DEFAULT;
   int threads = 1;
@@ -44,7 +44,7 @@ struct BenchRow {
   double peak = 0.0;
   const char* peak_name = "";
   double openblas_gflops = std::nan(""), onednn_gflops = std::nan("");
-  std::string onednn_what;   // which oneDNN matmul it was compared with
+  std::string onednn_what;  // which oneDNN matmul it was compared with
 };
 
 /// Prints the rows as JSON lines (one object per row, stdout).

@@ -45,7 +45,7 @@ std::optional<LinearPlan> parse_plan(const Args& args) {
   std::optional<std::string> shapes, dtypes, passes, peers;
   cli::OptionParser parser("bench linear", "GFLOP/s of the Linear layer's passes vs the machine's peaks and peers.");
   parser
-      .text("--shapes", "BxIxO,...",  &shapes,
+      .text("--shapes", "BxIxO,...", &shapes,
             "batch x in -> out, each in [1, 2^20]; default 2048x768x3072 (MLP up),\n"
             "2048x3072x768 (MLP down), 2048x768x2304 (QKV), 2048x1024x4096, 16x4096x4096")
       .text("--dtype", "LIST", &dtypes, "f32,bf16,f16 (f16 = every fp16 mode, or f16:exact/flush/alt)")
@@ -63,8 +63,8 @@ std::optional<LinearPlan> parse_plan(const Args& args) {
   p.quick = common.quick;
   p.json = common.json;
   for (const auto& t : parse_triples(shapes.value_or(p.quick ? "256x768x3072,16x768x768"
-                                                              : "2048x768x3072,2048x3072x768,2048x768x2304,"
-                                                                "2048x1024x4096,16x4096x4096"),
+                                                             : "2048x768x3072,2048x3072x768,2048x768x2304,"
+                                                               "2048x1024x4096,16x4096x4096"),
                                      "BATCHxINxOUT"))
     p.shapes.push_back({t[0], t[1], t[2]});
   p.dtypes = parse_dtype_modes(dtypes.value_or(p.quick ? "f32,bf16" : "f32,bf16,f16"));
@@ -131,8 +131,8 @@ LinearForwardArgs forward_case(const LinearShape& s, const DtypeMode& dm, const 
 }
 
 // The backward call of a case ("backward_dx" or "backward_dw"); sets the row's GEMM and epilogue.
-LinearBackwardArgs backward_case(const LinearShape& s, const DtypeMode& dm, const std::string& pass,
-                                 LinearBuffers& b, BenchRow& r) {
+LinearBackwardArgs backward_case(const LinearShape& s, const DtypeMode& dm, const std::string& pass, LinearBuffers& b,
+                                 BenchRow& r) {
   const DType t = dm.dtype;
   LinearBackwardArgs g;
   g.dy = TensorView(b.dy.data(), t, {s.batch, s.out});
@@ -181,8 +181,10 @@ std::vector<BenchRow> measure_cases(const LinearPlan& p, LinearBuffers& b) {
           const bool forward = pass == "forward" || pass == "forward_gelu";
           LinearForwardArgs f;
           LinearBackwardArgs g;
-          if (forward) f = forward_case(s, dm, pass, b, r);
-          else g = backward_case(s, dm, pass, b, r);
+          if (forward)
+            f = forward_case(s, dm, pass, b, r);
+          else
+            g = backward_case(s, dm, pass, b, r);
           set_num_threads(th);
           const Measurement m = forward ? measure([&] { linear_forward(f); }, p.settings.measure)
                                         : measure([&] { linear_backward(g); }, p.settings.measure);
@@ -212,8 +214,10 @@ int run_bench_linear(const Args& args) {
   peaks.remeasure_keep_max(plan->quick ? 3 : 5);
   attach_peers(rows, peaks, plan->settings.peers, plan->settings.measure, notes);
   notes.push_back("oneDNN's gelu_tanh post-op does not save the pre-activation (ampkit's forward_gelu writes aux too)");
-  if (plan->json) print_json_rows(rows);
-  else print_table(rows, peaks, notes, "ampkit bench linear");
+  if (plan->json)
+    print_json_rows(rows);
+  else
+    print_table(rows, peaks, notes, "ampkit bench linear");
   return 0;
 }
 

@@ -76,8 +76,8 @@ void require_memory(const char* context, std::string_view what, double need_byte
   const auto available = static_cast<double>(available_memory_bytes());
   if (available <= 0.0 || need_bytes + reserve_bytes <= available) return;
   fail_with(ErrorKind::out_of_memory, context, what, " needs ", format_bytes(need_bytes), " of buffers",
-            reserve_bytes > 0.0 ? " (plus " + format_bytes(reserve_bytes) + " to spare)" : std::string(),
-            ", but ", format_bytes(available), " are available now (MemAvailable)");
+            reserve_bytes > 0.0 ? " (plus " + format_bytes(reserve_bytes) + " to spare)" : std::string(), ", but ",
+            format_bytes(available), " are available now (MemAvailable)");
 }
 
 std::string format_bytes(double bytes) {

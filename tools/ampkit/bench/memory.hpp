@@ -28,7 +28,9 @@ class AlignedBuffer {
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <typename T>
-  T* as() { return static_cast<T*>(data_); }
+  T* as() {
+    return static_cast<T*>(data_);
+  }
   std::size_t size() const { return bytes_; }
 
  private:

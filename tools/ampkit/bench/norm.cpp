@@ -17,6 +17,7 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/fill.hpp"
 #include "tools/ampkit/bench/machine.hpp"
 #include "tools/ampkit/bench/memory.hpp"
@@ -25,7 +26,6 @@
 #include "tools/ampkit/bench/options.hpp"
 #include "tools/ampkit/bench/peak.hpp"
 #include "tools/ampkit/bench/peers/onednn_norm.hpp"
-#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
@@ -128,13 +128,12 @@ NormSizes fit_shapes_in_memory(NormPlan& p) {
   const double available = static_cast<double>(available_memory_bytes());
   for (;;) {
     const NormSizes z = largest_sizes(p);
-    const double need = 4.0 * static_cast<double>(z.elements) * static_cast<double>(z.widest) +
-                        4.0 * 4.0 * static_cast<double>(z.rows);
+    const double need =
+        4.0 * static_cast<double>(z.elements) * static_cast<double>(z.widest) + 4.0 * 4.0 * static_cast<double>(z.rows);
     if (available <= 0.0 || need + kSpare <= available) return z;
     if (p.shapes.size() == 1) require_memory("--shapes", "shape " + p.shapes.front().text, need, kSpare);
-    auto largest = std::max_element(p.shapes.begin(), p.shapes.end(), [](const NormShape& a, const NormShape& b) {
-      return a.elements() < b.elements();
-    });
+    auto largest = std::max_element(p.shapes.begin(), p.shapes.end(),
+                                    [](const NormShape& a, const NormShape& b) { return a.elements() < b.elements(); });
     char text[200];
     std::snprintf(text, sizeof text, "skipping shape %s: its buffers need %.1f GiB, %.1f GiB available",
                   largest->text.c_str(), need / (1 << 30), available / (1 << 30));
@@ -165,12 +164,11 @@ NormBuffers allocate_buffers(const NormSizes& z, int threads) {
   const auto tensor_bytes = static_cast<std::size_t>(z.elements) * z.widest;
   const auto param_bytes = static_cast<std::size_t>(z.n) * 4;
   const auto stat_bytes = static_cast<std::size_t>(z.rows) * 4;
-  return NormBuffers{AlignedBuffer(tensor_bytes, threads), AlignedBuffer(tensor_bytes, threads),
-                     AlignedBuffer(tensor_bytes, threads), AlignedBuffer(tensor_bytes, threads),
-                     AlignedBuffer(param_bytes, threads),  AlignedBuffer(param_bytes, threads),
-                     AlignedBuffer(param_bytes, threads),  AlignedBuffer(param_bytes, threads),
-                     AlignedBuffer(stat_bytes, threads),   AlignedBuffer(stat_bytes, threads),
-                     AlignedBuffer(stat_bytes, threads),   AlignedBuffer(stat_bytes, threads)};
+  return NormBuffers{
+      AlignedBuffer(tensor_bytes, threads), AlignedBuffer(tensor_bytes, threads), AlignedBuffer(tensor_bytes, threads),
+      AlignedBuffer(tensor_bytes, threads), AlignedBuffer(param_bytes, threads),  AlignedBuffer(param_bytes, threads),
+      AlignedBuffer(param_bytes, threads),  AlignedBuffer(param_bytes, threads),  AlignedBuffer(stat_bytes, threads),
+      AlignedBuffer(stat_bytes, threads),   AlignedBuffer(stat_bytes, threads),   AlignedBuffer(stat_bytes, threads)};
 }
 
 // The forward and backward calls of one op on one shape and dtype mix, on the shared buffers.
@@ -218,9 +216,15 @@ void measure_case(const NormPlan& p, const NormCalls& calls, [[maybe_unused]] No
 #if AMPKIT_HAVE_ONEDNN
     std::optional<OnednnLayerNorm> peer;
     if (p.peer && calls.layer_norm) {
-      OnednnNormBuffers pb{b.x.data(),           b.y.data(),           b.dy.data(),
-                           b.dx.data(),          b.gamma.as<float>(),  b.beta.as<float>(),
-                           b.dgamma.as<float>(), b.dbeta.as<float>(),  b.peer_mean.as<float>(),
+      OnednnNormBuffers pb{b.x.data(),
+                           b.y.data(),
+                           b.dy.data(),
+                           b.dx.data(),
+                           b.gamma.as<float>(),
+                           b.beta.as<float>(),
+                           b.dgamma.as<float>(),
+                           b.dbeta.as<float>(),
+                           b.peer_mean.as<float>(),
                            b.peer_var.as<float>()};
       peer.emplace(r.shape->rows, r.shape->n, r.dtype->x, r.dtype->param, kEps, pb);
       if (!peer->available()) {
@@ -256,7 +260,8 @@ void print_header(const NormPlan& p, const std::vector<double>& copy_gbps, const
   for (std::size_t i = 0; i < p.threads.size(); ++i)
     std::printf("copy bandwidth, %d thread%s: %.1f GB/s (read + write bytes, median)\n", p.threads[i],
                 p.threads[i] > 1 ? "s" : "", copy_gbps[i]);
-  std::printf("peer: %s; ratio = peer time / ampkit time (> 1: ampkit faster)\n\n", p.peer ? peer_name.c_str() : "none");
+  std::printf("peer: %s; ratio = peer time / ampkit time (> 1: ampkit faster)\n\n",
+              p.peer ? peer_name.c_str() : "none");
   print_norm_table_header();
 }
 
@@ -280,9 +285,20 @@ std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, const std::vec
             const int t = p.threads[ti];
             set_num_threads(t);
             omp_set_num_threads(t);
-            NormRow r{op, pass, &shape, &dt, t, {}, bytes_moved(op, pass, shape, dt), copy_gbps[ti],
-                      pass == NormPass::backward ? norm_kernel_name(kind, calls.backward) : norm_kernel_name(kind, calls.forward), std::nullopt,
-                      ln ? "" : "oneDNN 2.6 has no RMSNorm", "", ""};
+            NormRow r{op,
+                      pass,
+                      &shape,
+                      &dt,
+                      t,
+                      {},
+                      bytes_moved(op, pass, shape, dt),
+                      copy_gbps[ti],
+                      pass == NormPass::backward ? norm_kernel_name(kind, calls.backward)
+                                                 : norm_kernel_name(kind, calls.forward),
+                      std::nullopt,
+                      ln ? "" : "oneDNN 2.6 has no RMSNorm",
+                      "",
+                      ""};
             if (!p.peer && ln) r.peer_note = "peer not measured";
             measure_case(p, calls, b, r);
             p.json ? print_norm_json(r) : print_norm_table_row(r);
@@ -308,8 +324,9 @@ void print_footer(const NormPlan& p, const std::vector<NormRow>& rows, const std
   }
   std::printf(" run took %.0f s\n", run_timer.elapsed_ms() * 1e-3);
   if (drifted)
-    std::printf("warning: the copy bandwidth moved by more than 15%% during the run (a busy "
-                "machine?); re-run the rows that matter\n");
+    std::printf(
+        "warning: the copy bandwidth moved by more than 15%% during the run (a busy "
+        "machine?); re-run the rows that matter\n");
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ struct NormRow {
   std::optional<Measurement> peer;
   std::string peer_note;  // why there is no peer figure
   std::string peer_impl;
-  std::string error;      // an ampkit::Error the kernel threw
+  std::string error;  // an ampkit::Error the kernel threw
 };
 
 /// GB/s of the row's median time.

@@ -11,8 +11,10 @@ namespace ampkit::tools::bench {
 
 std::string format_time(double ms) {
   char buf[32];
-  if (ms < 1.0) std::snprintf(buf, sizeof buf, "%.2f us", ms * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.2f ms", ms);
+  if (ms < 1.0)
+    std::snprintf(buf, sizeof buf, "%.2f us", ms * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f ms", ms);
   return buf;
 }
 
@@ -41,23 +43,22 @@ void print_norm_json(const NormRow& r) {
 }
 
 void print_norm_table_header() {
-  std::printf("%-10s %-8s %-16s %-9s %3s %10s %10s %7s %6s %10s %6s  %s\n", "op", "pass",
-              "shape", "dtype", "thr", "time", "best", "GB/s", "x copy", "oneDNN", "ratio",
-              "kernel / peer note");
+  std::printf("%-10s %-8s %-16s %-9s %3s %10s %10s %7s %6s %10s %6s  %s\n", "op", "pass", "shape", "dtype", "thr",
+              "time", "best", "GB/s", "x copy", "oneDNN", "ratio", "kernel / peer note");
 }
 
 void print_norm_table_row(const NormRow& r) {
-  std::printf("%-10s %-8s %-16s %-9s %3d ", norm_op_name(r.op), norm_pass_name(r.pass),
-              r.shape->text.c_str(), r.dtype->name.c_str(), r.threads);
+  std::printf("%-10s %-8s %-16s %-9s %3d ", norm_op_name(r.op), norm_pass_name(r.pass), r.shape->text.c_str(),
+              r.dtype->name.c_str(), r.threads);
   if (!r.error.empty()) {
     std::printf("error: %s\n", r.error.c_str());
     return;
   }
-  std::printf("%10s %10s %7.1f %6.2f ", format_time(r.ampkit.median_ms).c_str(),
-              format_time(r.ampkit.min_ms).c_str(), gbps(r), gbps(r) / r.copy_gbps);
+  std::printf("%10s %10s %7.1f %6.2f ", format_time(r.ampkit.median_ms).c_str(), format_time(r.ampkit.min_ms).c_str(),
+              gbps(r), gbps(r) / r.copy_gbps);
   if (r.peer)
-    std::printf("%10s %6.2f  %s / %s\n", format_time(r.peer->median_ms).c_str(),
-                r.peer->median_ms / r.ampkit.median_ms, r.kernel.c_str(), r.peer_impl.c_str());
+    std::printf("%10s %6.2f  %s / %s\n", format_time(r.peer->median_ms).c_str(), r.peer->median_ms / r.ampkit.median_ms,
+                r.kernel.c_str(), r.peer_impl.c_str());
   else
     std::printf("%10s %6s  %s / %s\n", "-", "-", r.kernel.c_str(), r.peer_note.c_str());
   std::fflush(stdout);
@@ -69,9 +70,8 @@ void print_norm_targets(const std::vector<NormRow>& rows) {
   double large_min = 1e9, mixed_max = 0.0, small_max = 0.0;
   for (const NormRow& r : rows) {
     if (!r.error.empty()) continue;
-    const std::string name = std::string(norm_op_name(r.op)) + " " + norm_pass_name(r.pass) + " " +
-                             r.shape->text + " " + r.dtype->name + " t" +
-                             std::to_string(r.threads);
+    const std::string name = std::string(norm_op_name(r.op)) + " " + norm_pass_name(r.pass) + " " + r.shape->text +
+                             " " + r.dtype->name + " t" + std::to_string(r.threads);
     if (r.shape->elements() >= (std::int64_t{1} << 20)) {
       const double f = gbps(r) / r.copy_gbps;
       ++large;
@@ -84,8 +84,8 @@ void print_norm_targets(const std::vector<NormRow>& rows) {
     }
     if (r.dtype->name != "mixed") continue;
     for (const NormRow& b : rows) {
-      if (b.op != r.op || b.pass != r.pass || b.shape != r.shape || b.threads != r.threads ||
-          b.dtype->name != "bf16" || !b.error.empty())
+      if (b.op != r.op || b.pass != r.pass || b.shape != r.shape || b.threads != r.threads || b.dtype->name != "bf16" ||
+          !b.error.empty())
         continue;
       const double ratio = r.ampkit.median_ms / b.ampkit.median_ms;
       ++mixed;
@@ -95,11 +95,13 @@ void print_norm_targets(const std::vector<NormRow>& rows) {
   }
   std::printf("\ntargets:\n");
   if (large > 0)
-    std::printf("  shapes >= 2^20 elements at >= 0.85 x copy: %d of %d; lowest %.2f (%s)\n",
-                large_met, large, large_min, large_worst.c_str());
+    std::printf("  shapes >= 2^20 elements at >= 0.85 x copy: %d of %d; lowest %.2f (%s)\n", large_met, large,
+                large_min, large_worst.c_str());
   if (mixed > 0)
-    std::printf("  mixed no slower than bf16 (within 5%%): %d of %d; worst mixed/bf16 time %.2f "
-                "(%s)\n", mixed_met, mixed, mixed_max, mixed_worst.c_str());
+    std::printf(
+        "  mixed no slower than bf16 (within 5%%): %d of %d; worst mixed/bf16 time %.2f "
+        "(%s)\n",
+        mixed_met, mixed, mixed_max, mixed_worst.c_str());
   if (small > 0)
     std::printf("  small shapes < 2 us per call: %d of %d; slowest %s (%s)\n", small_met, small,
                 format_time(small_max).c_str(), small_worst.c_str());

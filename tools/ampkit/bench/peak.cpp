@@ -94,8 +94,7 @@ double copy_bandwidth_gbps(int threads, int reps) {
   auto copy = [&] {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::int64_t i = 0; i < kBlocks; ++i)
-      std::memcpy(dst + static_cast<std::size_t>(i) * kBlock,
-                  src + static_cast<std::size_t>(i) * kBlock, kBlock);
+      std::memcpy(dst + static_cast<std::size_t>(i) * kBlock, src + static_cast<std::size_t>(i) * kBlock, kBlock);
   };
   MeasureOptions options;
   options.warmup_calls = 2;

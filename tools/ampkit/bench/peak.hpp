@@ -1,7 +1,7 @@
 // The machine's ceilings, measured in the same run as the benchmark that quotes a fraction of
 // them (tools layer, bench/): arithmetic (the loops of peak_loops_avx512bf16.cpp and
-// peak_loops_amx.cpp, ISA flags by name; timed on 1..N threads by peak.cpp) for `bench gemm` / `bench linear`, and copy bandwidth
-// for `bench norm`.
+// peak_loops_amx.cpp, ISA flags by name; timed on 1..N threads by peak.cpp) for `bench gemm` / `bench linear`, and copy
+// bandwidth for `bench norm`.
 #pragma once
 
 #include <cstdint>

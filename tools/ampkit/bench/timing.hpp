@@ -26,11 +26,11 @@ class Timer {
 
 /// How long measure() keeps repeating.
 struct MeasureOptions {
-  int warmup_calls = 2;          // untimed calls first (page faults, caches, thread start-up)
-  int min_samples = 5;           // at least this many timed samples...
-  double min_total_ms = 100.0;   // ...and at least this much timed time in total,
-  int max_samples = 1000;        // but never more samples than this.
-  double min_sample_ms = 0.2;    // a sample loops a short call until it lasts about this long
+  int warmup_calls = 2;         // untimed calls first (page faults, caches, thread start-up)
+  int min_samples = 5;          // at least this many timed samples...
+  double min_total_ms = 100.0;  // ...and at least this much timed time in total,
+  int max_samples = 1000;       // but never more samples than this.
+  double min_sample_ms = 0.2;   // a sample loops a short call until it lasts about this long
 };
 
 /// Per-call time of a measured function.
@@ -60,9 +60,10 @@ Measurement measure(Fn&& fn, const MeasureOptions& options = {}) {
     for (std::int64_t i = 0; i < calls; ++i) fn();
     const double ms = t.elapsed_ms();
     if (ms >= options.min_sample_ms || calls >= (std::int64_t{1} << 24)) break;
-    calls = ms <= 0.0 ? calls * 16
-                      : std::max(calls + 1, static_cast<std::int64_t>(static_cast<double>(calls) *
-                                                                     options.min_sample_ms * 1.2 / ms));
+    calls = ms <= 0.0
+                ? calls * 16
+                : std::max(calls + 1,
+                           static_cast<std::int64_t>(static_cast<double>(calls) * options.min_sample_ms * 1.2 / ms));
   }
   std::vector<double> times;
   double total = 0.0;

@@ -33,7 +33,7 @@ double median(std::vector<double> v) { return bench::summarize_samples(std::move
 struct Measured {
   double step_s = 0.0, nodes_s = 0.0;
   std::map<std::string, double> per_kind_s;  // median over steps of each kind's summed time
-  long long heap_growth = 0;                  // heap bytes in use after `steps` more steps minus before
+  long long heap_growth = 0;                 // heap bytes in use after `steps` more steps minus before
 };
 
 Measured measure(DType compute, bool fuse, std::int64_t steps) {
@@ -96,8 +96,12 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
     const std::optional<bench::TorchStep> torch = bench::run_torch_train_peer(precision, threads, steps, why);
     bench::JsonLine line;
     line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", "pytorch");
-    if (torch) line.add("step_ms", torch->step_ms).add("version", torch->version).add("ampkit_speedup", torch->step_ms / (1e3 * fused.step_s));
-    else line.add_null("step_ms").add("why", why);
+    if (torch)
+      line.add("step_ms", torch->step_ms)
+          .add("version", torch->version)
+          .add("ampkit_speedup", torch->step_ms / (1e3 * fused.step_s));
+    else
+      line.add_null("step_ms").add("why", why);
     std::printf("%s\n", line.str().c_str());
   }
   for (const auto& [op, secs] : fused.per_kind_s) {
@@ -124,8 +128,10 @@ int run_bench_train(const Args& args) {
       .thread_list("--threads", &thread_counts,
                    "thread counts to measure, or all: 1 and every core\n(default: OMP_NUM_THREADS or the cores)")
       .choice("--peer", {"pytorch", "none"}, &peer,
-              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can import torch")
-      .flag("--json", &json, "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");
+              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can "
+              "import torch")
+      .flag("--json", &json,
+            "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");
   if (!parser.parse(args)) return 0;
   const std::string p = precision.value_or("bf16");
   const DType compute = p == "fp32" ? DType::f32 : p == "fp16" ? DType::f16 : DType::bf16;
@@ -162,12 +168,14 @@ int run_bench_train(const Args& args) {
     std::vector<std::pair<double, std::string>> order;
     for (const auto& [op, s] : fused.per_kind_s) order.push_back({s, op});
     std::sort(order.rbegin(), order.rend());
-    for (const auto& [s, op] : order) std::printf("  %-28s %8.3f %6.1f%%\n", op.c_str(), 1e3 * s, 100.0 * s / fused.nodes_s);
+    for (const auto& [s, op] : order)
+      std::printf("  %-28s %8.3f %6.1f%%\n", op.c_str(), 1e3 * s, 100.0 * s / fused.nodes_s);
     std::printf("\n");
   }
   if (!json)
-    std::printf("rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
-                "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
+    std::printf(
+        "rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
+        "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
   return 0;
 }
 

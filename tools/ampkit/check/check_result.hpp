@@ -12,8 +12,8 @@ namespace ampkit::tools::check {
 
 struct CheckResult {
   int cases = 0, failed = 0;
-  double worst = 0.0;          // the largest ratio over every compared element
-  std::string first_failure;   // the case and the output that failed first
+  double worst = 0.0;         // the largest ratio over every compared element
+  std::string first_failure;  // the case and the output that failed first
 };
 
 /// Results keyed by (op, kernel name).
@@ -30,8 +30,9 @@ inline void record(CheckResults& results, const std::string& op, const std::stri
     if (!d.ok() && !failed) {
       failed = true;
       if (r.first_failure.empty())
-        r.first_failure = what + ": " + output + (d.nan_mismatch ? " NaN where the reference is not (or not NaN where it is)"
-                                                                   : " off by " + std::to_string(d.ratio) + "x its tolerance");
+        r.first_failure = what + ": " + output +
+                          (d.nan_mismatch ? " NaN where the reference is not (or not NaN where it is)"
+                                          : " off by " + std::to_string(d.ratio) + "x its tolerance");
     }
   }
   r.failed += failed ? 1 : 0;

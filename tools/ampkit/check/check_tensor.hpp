@@ -3,8 +3,8 @@
 // per-dtype constants the tolerances use.
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>

@@ -1,9 +1,9 @@
 // `ampkit check fp16` (tools layer, check/): reproduces, on this CPU, the fp16 gradient underflow that
 // the alternate implementation fixes, and reports what the fp16 policy does about it.
 // A Linear layer in fp16: forward Y = X Wᵀ, backward dW = dYᵀ X and db = Σ dY (the BGRADB
-// epilogue) with gradients dY small enough to be fp16 subnormals. Each GEMM runs through gemm_with_policy (forward outside, backward inside
-// a BackwardPassGuard), then the backward GEMM once per forced mode for comparison; every result
-// is compared with the exact product of the same fp16 inputs in double.
+// epilogue) with gradients dY small enough to be fp16 subnormals. Each GEMM runs through gemm_with_policy (forward
+// outside, backward inside a BackwardPassGuard), then the backward GEMM once per forced mode for comparison; every
+// result is compared with the exact product of the same fp16 inputs in double.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -62,8 +62,8 @@ struct Outcome {
   std::string label;
   Fp16Mode mode = Fp16Mode::exact;
   std::int64_t subnormal_inputs = 0, subnormal_outputs = 0;
-  double relative_error = 0.0;  // ||D - exact||_2 / ||exact||_2
-  double lost = 0.0;            // fraction of outputs that are 0 where the exact value is not
+  double relative_error = 0.0;              // ||D - exact||_2 / ||exact||_2
+  double lost = 0.0;                        // fraction of outputs that are 0 where the exact value is not
   double db_relative_error = std::nan("");  // backward only: ||db - exact||_2 / ||exact||_2
 };
 
@@ -86,8 +86,8 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
   return ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
 }
 
-Outcome compare(const std::string& label, const GemmReport& report,
-                const std::vector<std::uint16_t>& d, const std::vector<double>& exact) {
+Outcome compare(const std::string& label, const GemmReport& report, const std::vector<std::uint16_t>& d,
+                const std::vector<double>& exact) {
   Outcome o{label, report.fp16_mode, report.fp16_subnormal_inputs, report.fp16_subnormal_outputs};
   double err2 = 0.0, ref2 = 0.0;
   std::int64_t lost = 0, nonzero = 0;
@@ -136,12 +136,11 @@ std::optional<Fp16CheckPlan> parse_plan(const Args& args) {
   std::optional<std::int64_t> batch, in, out, seed;
   std::optional<double> grad_scale;
   bool json = false;
-  cli::OptionParser parser(
-      "check fp16",
-      "An fp16 Linear layer (X: B x I, W: O x I); forward Y = X W^T, backward dW = dY^T X with\n"
-      "dY ~ N(0, S) (default S = 2e-5: most gradients are fp16 subnormals, below 6.1e-5).\n"
-      "Both GEMMs go through the fp16 policy (backward inside a BackwardPassGuard); the backward\n"
-      "GEMM is then run once per forced mode. Errors are against the exact product in double.");
+  cli::OptionParser parser("check fp16",
+                           "An fp16 Linear layer (X: B x I, W: O x I); forward Y = X W^T, backward dW = dY^T X with\n"
+                           "dY ~ N(0, S) (default S = 2e-5: most gradients are fp16 subnormals, below 6.1e-5).\n"
+                           "Both GEMMs go through the fp16 policy (backward inside a BackwardPassGuard); the backward\n"
+                           "GEMM is then run once per forced mode. Errors are against the exact product in double.");
   parser.text("--fp16-model", "cpu|mi200", &model, "overrides AMPKIT_FP16_MODEL")
       .text("--fp16-alt-impl", "per-pass|original|alternate", &alt_impl, "overrides ROCBLAS_INTERNAL_FP16_ALT_IMPL")
       .integer("--batch", "B", 1, 1 << 16, &batch, "rows of X (default 256)")
@@ -224,25 +223,29 @@ void print_table(const Fp16CheckPlan& p, const std::vector<Outcome>& outcomes, s
   std::printf("fp16 check: device model %s (original mode %s), GEMM alt-impl choice %s\n",
               fp16_device_model_name(fp16_device_model()).data(), fp16_mode_name(original_fp16_mode()).data(),
               alt_impl_choice_name(gemm_fp16_alt_impl()).data());
-  std::printf("Linear fp16: batch %lld, in %lld, out %lld; dY ~ N(0, %g): %lld of %lld gradients "
-              "are fp16 subnormals\n\n",
-              static_cast<long long>(p.batch), static_cast<long long>(p.in), static_cast<long long>(p.out),
-              p.grad_scale, static_cast<long long>(dy_subnormal), static_cast<long long>(dy_count));
-  std::printf("%-22s %-6s %14s %15s %14s %10s %14s\n", "GEMM", "mode", "subnormal in", "subnormal out",
-              "rel. error", "lost", "db rel. error");
+  std::printf(
+      "Linear fp16: batch %lld, in %lld, out %lld; dY ~ N(0, %g): %lld of %lld gradients "
+      "are fp16 subnormals\n\n",
+      static_cast<long long>(p.batch), static_cast<long long>(p.in), static_cast<long long>(p.out), p.grad_scale,
+      static_cast<long long>(dy_subnormal), static_cast<long long>(dy_count));
+  std::printf("%-22s %-6s %14s %15s %14s %10s %14s\n", "GEMM", "mode", "subnormal in", "subnormal out", "rel. error",
+              "lost", "db rel. error");
   for (const Outcome& o : outcomes) {
     std::printf("%-22s %-6s %14lld %15lld %14.3e %9.1f%%", o.label.c_str(), fp16_mode_name(o.mode).data(),
                 static_cast<long long>(o.subnormal_inputs), static_cast<long long>(o.subnormal_outputs),
                 o.relative_error, 100.0 * o.lost);
-    if (std::isnan(o.db_relative_error)) std::printf(" %14s\n", "-");
-    else std::printf(" %14.3e\n", o.db_relative_error);
+    if (std::isnan(o.db_relative_error))
+      std::printf(" %14s\n", "-");
+    else
+      std::printf(" %14.3e\n", o.db_relative_error);
   }
-  std::printf("\nrel. error = ||D - exact||2 / ||exact||2 against the exact product of the same fp16 "
-              "inputs;\nlost = outputs that are 0 where the exact value is not. In flush mode "
-              "(the MI200 model) the\nsubnormal counts were flushed to zero; in exact and alt mode "
-              "they are what flush would lose.\ndb = the bias gradient (BGRADB of the dW GEMM) against "
-              "the exact sum of dY as given: a\nvector-unit reduction, so no mode flushes or rounds "
-              "its operand (docs/NUMERICS.md).\n");
+  std::printf(
+      "\nrel. error = ||D - exact||2 / ||exact||2 against the exact product of the same fp16 "
+      "inputs;\nlost = outputs that are 0 where the exact value is not. In flush mode "
+      "(the MI200 model) the\nsubnormal counts were flushed to zero; in exact and alt mode "
+      "they are what flush would lose.\ndb = the bias gradient (BGRADB of the dW GEMM) against "
+      "the exact sum of dY as given: a\nvector-unit reduction, so no mode flushes or rounds "
+      "its operand (docs/NUMERICS.md).\n");
 }
 
 }  // namespace
@@ -280,8 +283,10 @@ int run_check_fp16(const Args& args) {
     outcomes.push_back(compare("backward dW (forced)", report, dw, dw_exact));
     outcomes.back().db_relative_error = relative_error(db, db_exact);
   }
-  if (p.json) print_json(p, outcomes);
-  else print_table(p, outcomes, count_subnormal(dy), static_cast<std::int64_t>(dy.size()));
+  if (p.json)
+    print_json(p, outcomes);
+  else
+    print_table(p, outcomes, count_subnormal(dy), static_cast<std::int64_t>(dy.size()));
   return 0;
 }
 

@@ -46,7 +46,8 @@ bool has_bias(Epilogue e) {
          e == Epilogue::GELU_AUX_BIAS;
 }
 bool aux_out(Epilogue e) {
-  return e == Epilogue::RELU_AUX || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_AUX || e == Epilogue::GELU_AUX_BIAS;
+  return e == Epilogue::RELU_AUX || e == Epilogue::RELU_AUX_BIAS || e == Epilogue::GELU_AUX ||
+         e == Epilogue::GELU_AUX_BIAS;
 }
 bool aux_in(Epilogue e) {
   return e == Epilogue::DGELU || e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD;
@@ -98,7 +99,8 @@ Buffers run_at(Isa isa, const GemmArgs& g0, const Buffers& inputs, std::string* 
 }
 
 // Compares `got` with `want` (the reference's), both from `in`.
-std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, const Buffers& got, const Buffers& want) {
+std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, const Buffers& got,
+                                         const Buffers& want) {
   const Epilogue e = g.epilogue.kind;
   const double ud = unit_roundoff(g.d_dtype), tiny = smallest_subnormal(g.d_dtype);
   const bool fp16 = g.a_dtype == DType::f16 || g.b_dtype == DType::f16;
@@ -120,8 +122,8 @@ std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, c
       double act_tol = slope * pre_tol + act_eval * x;
       if (aux_in(e)) {
         const double aux = std::fabs(in.aux.get(i + j * g.m));
-        act_tol = e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD ? pre_tol
-                                                                       : 1.2 * pre_tol + act_eval * x * (1.0 + aux);
+        act_tol =
+            e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD ? pre_tol : 1.2 * pre_tol + act_eval * x * (1.0 + aux);
       }
       const std::int64_t di = i + j * g.ldd;
       const double w = want.d.get(di);
@@ -137,7 +139,8 @@ std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, c
   for (std::int64_t r = 0; r < len; ++r) {
     double tol = 0.0;
     if (e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD) {
-      tol = grad_tol[static_cast<std::size_t>(r)] + (static_cast<double>(g.n) + 2.0) * kU32 * grad_mag[static_cast<std::size_t>(r)];
+      tol = grad_tol[static_cast<std::size_t>(r)] +
+            (static_cast<double>(g.n) + 2.0) * kU32 * grad_mag[static_cast<std::size_t>(r)];
     } else {  // BGRADA: row r of op(A) summed over k; BGRADB: column r of op(B)
       double mag = 0.0;
       for (std::int64_t p = 0; p < g.k; ++p)
@@ -154,9 +157,10 @@ std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, c
 }  // namespace
 
 void check_gemm(Isa isa, std::uint64_t seed, bool quick, CheckResults& results) {
-  const std::vector<Shape> shapes = quick ? std::vector<Shape>{{1, 1, 1}, {5, 3, 7}, {3, 70, 129}, {96, 64, 300}}
-                                          : std::vector<Shape>{{1, 1, 1}, {5, 3, 7}, {37, 20, 65}, {3, 70, 129},
-                                                               {130, 2, 257}, {96, 64, 300}, {200, 150, 96}};
+  const std::vector<Shape> shapes = quick
+                                        ? std::vector<Shape>{{1, 1, 1}, {5, 3, 7}, {3, 70, 129}, {96, 64, 300}}
+                                        : std::vector<Shape>{{1, 1, 1},     {5, 3, 7},     {37, 20, 65},  {3, 70, 129},
+                                                             {130, 2, 257}, {96, 64, 300}, {200, 150, 96}};
   const DtypeMix mixes[] = {
       {DType::f32, DType::f32, DType::f32, Fp16Mode::exact, "f32"},
       {DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact, "bf16"},
@@ -167,14 +171,14 @@ void check_gemm(Isa isa, std::uint64_t seed, bool quick, CheckResults& results) 
       {DType::f16, DType::f16, DType::f32, Fp16Mode::alt, "f16->f32 alt"},
   };
   const EpilogueCase epilogues[] = {
-      {Epilogue::DEFAULT, GeluVariant::tanh, 0.5f},    {Epilogue::BIAS, GeluVariant::tanh, 0.0f},
+      {Epilogue::DEFAULT, GeluVariant::tanh, 0.5f},       {Epilogue::BIAS, GeluVariant::tanh, 0.0f},
       {Epilogue::GELU_AUX_BIAS, GeluVariant::tanh, 0.0f}, {Epilogue::GELU_BIAS, GeluVariant::erf, 0.0f},
       {Epilogue::RELU_AUX_BIAS, GeluVariant::tanh, 0.0f}, {Epilogue::DGELU_BGRAD, GeluVariant::tanh, 0.0f},
-      {Epilogue::DRELU_BGRAD, GeluVariant::tanh, 0.0f}, {Epilogue::BGRADA, GeluVariant::tanh, 0.0f},
+      {Epilogue::DRELU_BGRAD, GeluVariant::tanh, 0.0f},   {Epilogue::BGRADA, GeluVariant::tanh, 0.0f},
       {Epilogue::BGRADB, GeluVariant::tanh, 0.0f},
   };
-  const char* epilogue_names[] = {"DEFAULT beta 0.5", "BIAS", "GELU_AUX_BIAS", "GELU_BIAS erf", "RELU_AUX_BIAS",
-                                  "DGELU_BGRAD", "DRELU_BGRAD", "BGRADA", "BGRADB"};
+  const char* epilogue_names[] = {"DEFAULT beta 0.5", "BIAS",        "GELU_AUX_BIAS", "GELU_BIAS erf", "RELU_AUX_BIAS",
+                                  "DGELU_BGRAD",      "DRELU_BGRAD", "BGRADA",        "BGRADB"};
   std::mt19937_64 rng(seed);
   int index = 0;
   for (const Shape& s : shapes)

@@ -29,9 +29,10 @@ int run_check_kernels(const Args& args) {
   p.text("--isa", "LIST", &isa_list, "ISAs to check, e.g. avx512,avx2 (default: every one the machine has)")
       .integer("--seed", "N", 0, INT64_MAX, &seed, "the inputs' seed (default 1)")
       .flag("--quick", &quick, "fewer shapes")
-      .footer("A row's worst ratio is the largest |result - reference| / tolerance over its cases (<= 1\n"
-              "passes). The tolerances are the error bounds of docs/NUMERICS.md: fp32 accumulation\n"
-              "over the reduction length, one rounding of each output to its dtype.");
+      .footer(
+          "A row's worst ratio is the largest |result - reference| / tolerance over its cases (<= 1\n"
+          "passes). The tolerances are the error bounds of docs/NUMERICS.md: fp32 accumulation\n"
+          "over the reduction length, one rounding of each output to its dtype.");
   if (!p.parse(args)) return 0;
   std::vector<Isa> isas;
   if (isa_list) {

@@ -120,8 +120,8 @@ std::map<std::string, Deviation> compare_backward(const NormCase& c, const NormB
       const double h = std::fabs(xhat(c, in, r, i)), dy = std::fabs(in.dy.get(r * c.n + i));
       const double gdy = std::fabs(in.gamma.get(i)) * dy;
       const double w = want.dx.get(r * c.n + i);
-      const double tol = stat * rstd * (gdy + mean_gdy + (h + 4.0) * mean_gdy_h + mean_gdy * 4.0) + 2.0 * ux * std::fabs(w) +
-                         smallest_subnormal(c.x);
+      const double tol = stat * rstd * (gdy + mean_gdy + (h + 4.0) * mean_gdy_h + mean_gdy * 4.0) +
+                         2.0 * ux * std::fabs(w) + smallest_subnormal(c.x);
       dev["dx"].add(got.dx.get(r * c.n + i), w, tol);
       dgamma_mag[static_cast<std::size_t>(i)] += dy * (h + 4.0);
       dbeta_mag[static_cast<std::size_t>(i)] += dy;
@@ -131,8 +131,8 @@ std::map<std::string, Deviation> compare_backward(const NormCase& c, const NormB
     const double rows = static_cast<double>(c.rows);
     const double wg = want.dgamma.get(i);
     dev["dgamma"].add(got.dgamma.get(i), wg,
-                      (rows + 2.0 * c.n + 16.0) * kU32 * dgamma_mag[static_cast<std::size_t>(i)] + 2.0 * up * std::fabs(wg) +
-                          smallest_subnormal(c.param));
+                      (rows + 2.0 * c.n + 16.0) * kU32 * dgamma_mag[static_cast<std::size_t>(i)] +
+                          2.0 * up * std::fabs(wg) + smallest_subnormal(c.param));
     if (c.kind == NormKind::layer) {
       const double wb = want.dbeta.get(i);
       dev["dbeta"].add(got.dbeta.get(i), wb,
@@ -148,30 +148,32 @@ std::map<std::string, Deviation> compare_backward(const NormCase& c, const NormB
 void check_norms(Isa isa, std::uint64_t seed, bool quick, CheckResults& results) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes =
       quick ? std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 7}, {5, 64}, {4, 333}}
-            : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 7}, {5, 64}, {4, 333}, {9, 56}, {2, 1024}, {3, 4099}};
+            : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1},  {3, 7},    {5, 64},  {4, 333},
+                                                                 {9, 56}, {2, 1024}, {3, 4099}};
   std::mt19937_64 rng(seed);
   for (NormKind kind : {NormKind::layer, NormKind::rms})
     for (const auto& [rows, n] : shapes)
-      for (const auto& [x, param] : {std::pair{DType::f32, DType::f32}, std::pair{DType::bf16, DType::bf16},
-                                     std::pair{DType::bf16, DType::f32}, std::pair{DType::f16, DType::f16},
-                                     std::pair{DType::f16, DType::f32}}) {
-          const NormCase c{kind, rows, n, x, param};
-          const NormBuffers in = make_inputs(c, rng);
-          const char* name = kind == NormKind::layer ? "layer_norm" : "rms_norm";
-          char what[96];
-          std::snprintf(what, sizeof what, "%s %lldx%lld x %s gamma %s", name, static_cast<long long>(rows),
-                        static_cast<long long>(n), std::string(dtype_name(x)).c_str(), std::string(dtype_name(param)).c_str());
-          std::string kernel;
-          const NormBuffers want_f = forward_at(Isa::ref, c, in, nullptr);
-          const NormBuffers got_f = forward_at(isa, c, in, &kernel);
-          record(results, std::string(name) + "_forward", kernel, what, compare_forward(c, got_f, want_f));
-          // The backward reads the reference forward's statistics.
-          NormBuffers bin = in;
-          bin.mean = want_f.mean, bin.rstd = want_f.rstd;
-          const NormBuffers want_b = backward_at(Isa::ref, c, bin, nullptr);
-          const NormBuffers got_b = backward_at(isa, c, bin, &kernel);
-          record(results, std::string(name) + "_backward", kernel, what, compare_backward(c, bin, got_b, want_b));
-        }
+      for (const auto& [x, param] :
+           {std::pair{DType::f32, DType::f32}, std::pair{DType::bf16, DType::bf16}, std::pair{DType::bf16, DType::f32},
+            std::pair{DType::f16, DType::f16}, std::pair{DType::f16, DType::f32}}) {
+        const NormCase c{kind, rows, n, x, param};
+        const NormBuffers in = make_inputs(c, rng);
+        const char* name = kind == NormKind::layer ? "layer_norm" : "rms_norm";
+        char what[96];
+        std::snprintf(what, sizeof what, "%s %lldx%lld x %s gamma %s", name, static_cast<long long>(rows),
+                      static_cast<long long>(n), std::string(dtype_name(x)).c_str(),
+                      std::string(dtype_name(param)).c_str());
+        std::string kernel;
+        const NormBuffers want_f = forward_at(Isa::ref, c, in, nullptr);
+        const NormBuffers got_f = forward_at(isa, c, in, &kernel);
+        record(results, std::string(name) + "_forward", kernel, what, compare_forward(c, got_f, want_f));
+        // The backward reads the reference forward's statistics.
+        NormBuffers bin = in;
+        bin.mean = want_f.mean, bin.rstd = want_f.rstd;
+        const NormBuffers want_b = backward_at(Isa::ref, c, bin, nullptr);
+        const NormBuffers got_b = backward_at(isa, c, bin, &kernel);
+        record(results, std::string(name) + "_backward", kernel, what, compare_backward(c, bin, got_b, want_b));
+      }
 }
 
 }  // namespace ampkit::tools::check

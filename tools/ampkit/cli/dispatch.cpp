@@ -25,15 +25,15 @@ void print_usage(std::FILE* out, std::span<const Command> commands) {
   for (const Command& c : commands)
     std::fprintf(out, "  %-14s %.*s\n", label(c).c_str(), static_cast<int>(c.summary.size()), c.summary.data());
   std::fprintf(out,
-      "\nexit codes:\n"
-      "  0   success\n"
-      "  1   ampkit error: invalid argument, unsupported on this machine or build, out of memory\n"
-      "      (including a request whose buffers would not fit in the memory available now)\n"
-      "  2   usage error: unknown command or option, missing or bad value, a command's size limit,\n"
-      "      OMP_NUM_THREADS above %d\n"
-      "  70  internal error (a bug in ampkit)\n"
-      "Errors are one line on stderr: \"ampkit <command>: error: <what>\".\n",
-      kMaxThreads);
+               "\nexit codes:\n"
+               "  0   success\n"
+               "  1   ampkit error: invalid argument, unsupported on this machine or build, out of memory\n"
+               "      (including a request whose buffers would not fit in the memory available now)\n"
+               "  2   usage error: unknown command or option, missing or bad value, a command's size limit,\n"
+               "      OMP_NUM_THREADS above %d\n"
+               "  70  internal error (a bug in ampkit)\n"
+               "Errors are one line on stderr: \"ampkit <command>: error: <what>\".\n",
+               kMaxThreads);
 }
 
 const Command* find_command(int argc, char** argv, std::span<const Command> commands, int* first_arg) {
@@ -110,8 +110,8 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
     std::fprintf(stderr, "ampkit %s: error: %s\n", name.c_str(), e.what());
     return kExitUsage;
   } catch (const Error& e) {
-    std::fprintf(stderr, "ampkit %s: %s: %s\n", name.c_str(), e.kind() == ErrorKind::internal ? "internal error" : "error",
-                 e.what());
+    std::fprintf(stderr, "ampkit %s: %s: %s\n", name.c_str(),
+                 e.kind() == ErrorKind::internal ? "internal error" : "error", e.what());
     return exit_code(e.kind());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ampkit %s: error: out of memory\n", name.c_str());

@@ -13,9 +13,9 @@ namespace ampkit::tools::cli {
 
 /// Exit codes of `ampkit` (also printed by `ampkit --help`).
 constexpr int kExitOk = 0;
-constexpr int kExitError = 1;     // ampkit::Error: invalid argument, unsupported, out of memory
-constexpr int kExitUsage = 2;     // UsageError: unknown command or option, bad value, over a limit
-constexpr int kExitInternal = 70; // ampkit::Error of kind internal, or any other exception (a bug)
+constexpr int kExitError = 1;      // ampkit::Error: invalid argument, unsupported, out of memory
+constexpr int kExitUsage = 2;      // UsageError: unknown command or option, bad value, over a limit
+constexpr int kExitInternal = 70;  // ampkit::Error of kind internal, or any other exception (a bug)
 
 /// The most threads any subcommand runs (--threads and OMP_NUM_THREADS).
 constexpr int kMaxThreads = 1024;

@@ -51,15 +51,15 @@ OptionParser& OptionParser::choice(std::string_view name, std::initializer_list<
               }});
 }
 
-OptionParser& OptionParser::integer(std::string_view name, std::string_view metavar, std::int64_t lo,
-                                    std::int64_t hi, std::optional<std::int64_t>* out, std::string_view help) {
+OptionParser& OptionParser::integer(std::string_view name, std::string_view metavar, std::int64_t lo, std::int64_t hi,
+                                    std::optional<std::int64_t>* out, std::string_view help) {
   const std::string option(name);
   return add({option, std::string(metavar), std::string(help), true,
               [out, option, lo, hi](std::string_view v) { *out = parse_int(v, option, lo, hi); }});
 }
 
-OptionParser& OptionParser::positive_number(std::string_view name, std::string_view metavar,
-                                            std::optional<double>* out, std::string_view help) {
+OptionParser& OptionParser::positive_number(std::string_view name, std::string_view metavar, std::optional<double>* out,
+                                            std::string_view help) {
   const std::string option(name);
   return add({option, std::string(metavar), std::string(help), true, [out, option](std::string_view v) {
                 const std::string text(v);

@@ -44,7 +44,9 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 SafeTensorsFile checkpoint_to_file(const TrainCheckpoint& c) {
   SafeTensorsFile f;
   bench::JsonLine scale;
-  scale.add("scale", c.loss_scale.scale).add("good_steps", c.loss_scale.good_steps).add("skipped_steps", c.loss_scale.skipped_steps);
+  scale.add("scale", c.loss_scale.scale)
+      .add("good_steps", c.loss_scale.good_steps)
+      .add("skipped_steps", c.loss_scale.skipped_steps);
   f.metadata = {{"format", kCheckpointFormat},
                 {"config", config_to_json(c.config)},
                 {"step", std::to_string(c.step)},
@@ -148,7 +150,8 @@ TrainCheckpoint load_checkpoint(const std::string& path) {
   return checkpoint_from_file(parse_safetensors(bytes, what), what);
 }
 
-void check_checkpoint_tensors(const TrainCheckpoint& c, const std::vector<TensorSpec>& expected, std::string_view what) {
+void check_checkpoint_tensors(const TrainCheckpoint& c, const std::vector<TensorSpec>& expected,
+                              std::string_view what) {
   auto fail = [&](auto&&... parts) -> void { throw Error(detail::concat(what, ": ", parts...)); };
   for (const TensorSpec& e : expected) {
     const SafeTensor* found = nullptr;

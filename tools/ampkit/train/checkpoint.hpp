@@ -37,15 +37,15 @@ struct CurvePoint {
 };
 
 struct TrainCheckpoint {
-  TrainConfig config;                 // the stored fields (config_to_json)
-  std::int64_t step = 0;              // steps run, skipped ones included
-  std::int64_t optimizer_steps = 0;   // steps that updated the parameters (AdamW's bias correction)
-  std::uint64_t data_rng = 0;         // BatchSampler::state()
+  TrainConfig config;                // the stored fields (config_to_json)
+  std::int64_t step = 0;             // steps run, skipped ones included
+  std::int64_t optimizer_steps = 0;  // steps that updated the parameters (AdamW's bias correction)
+  std::uint64_t data_rng = 0;        // BatchSampler::state()
   LossScaleSnapshot loss_scale;
   Vocabulary vocabulary;
-  std::uint64_t data_fingerprint = 0; // Corpus::fingerprint
+  std::uint64_t data_fingerprint = 0;  // Corpus::fingerprint
   std::vector<CurvePoint> train_curve, validation_curve;
-  std::vector<SafeTensor> tensors;    // the model's: weights, then optimizer state
+  std::vector<SafeTensor> tensors;  // the model's: weights, then optimizer state
 };
 
 /// The expected form of one model tensor, to check a loaded checkpoint against.

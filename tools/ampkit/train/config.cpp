@@ -32,7 +32,8 @@ std::string number_text(double v) { return bench::json_number(v); }
 double parse_number(std::string_view text, std::string_view option, double lo, double hi) {
   double v = 0.0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v) || v < lo || v > hi)
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v) || v < lo ||
+      v > hi)
     usage_fail(option, " expects a number in [", lo, ", ", hi, "], but got '", text, "'");
   return v;
 }
@@ -105,7 +106,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       .text("--resume", "FILE", &resume, "continue the run saved in FILE")
       .integer("--eval-every", "N", 0, 100'000'000, &eval_every,
                "steps between validation losses; 0: only at the end (default steps/10)")
-      .integer("--sample-tokens", "N", 0, 100'000, &sample_tokens, "characters of sampled text at the end (default 200)")
+      .integer("--sample-tokens", "N", 0, 100'000, &sample_tokens,
+               "characters of sampled text at the end (default 200)")
       .text("--temperature", "T", &temperature, "sampling temperature; 0: greedy (default 0.8)")
       .integer("--top-k", "K", 0, 1'000'000, &top_k, "sample among the K likeliest characters; 0: all (default 20)");
   p.footer(
@@ -117,21 +119,33 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
 
   TrainOptions out;
   TrainConfig& c = out.config;
-  const std::pair<const char*, bool> present[] = {
-      {"--model", model.has_value()},           {"--width", width.has_value()},
-      {"--heads", heads.has_value()},           {"--depth", depth.has_value()},
-      {"--context", context.has_value()},       {"--batch", batch.has_value()},
-      {"--steps", steps.has_value()},           {"--lr", lr.has_value()},
-      {"--warmup", warmup.has_value()},         {"--weight-decay", weight_decay.has_value()},
-      {"--clip", clip.has_value()},             {"--seed", seed.has_value()},
-      {"--precision", precision.has_value()},   {"--fp16-model", fp16_model.has_value()},
-      {"--fp16-alt", fp16_alt.has_value()},     {"--loss-scale", loss_scale.has_value()},
-      {"--threads", threads.has_value()},       {"--data", data.has_value()},
-      {"--log", log.has_value()},               {"--plot", plot.has_value()},
-      {"--checkpoint", checkpoint.has_value()}, {"--checkpoint-every", checkpoint_every.has_value()},
-      {"--resume", resume.has_value()},         {"--eval-every", eval_every.has_value()},
-      {"--sample-tokens", sample_tokens.has_value()}, {"--temperature", temperature.has_value()},
-      {"--top-k", top_k.has_value()}};
+  const std::pair<const char*, bool> present[] = {{"--model", model.has_value()},
+                                                  {"--width", width.has_value()},
+                                                  {"--heads", heads.has_value()},
+                                                  {"--depth", depth.has_value()},
+                                                  {"--context", context.has_value()},
+                                                  {"--batch", batch.has_value()},
+                                                  {"--steps", steps.has_value()},
+                                                  {"--lr", lr.has_value()},
+                                                  {"--warmup", warmup.has_value()},
+                                                  {"--weight-decay", weight_decay.has_value()},
+                                                  {"--clip", clip.has_value()},
+                                                  {"--seed", seed.has_value()},
+                                                  {"--precision", precision.has_value()},
+                                                  {"--fp16-model", fp16_model.has_value()},
+                                                  {"--fp16-alt", fp16_alt.has_value()},
+                                                  {"--loss-scale", loss_scale.has_value()},
+                                                  {"--threads", threads.has_value()},
+                                                  {"--data", data.has_value()},
+                                                  {"--log", log.has_value()},
+                                                  {"--plot", plot.has_value()},
+                                                  {"--checkpoint", checkpoint.has_value()},
+                                                  {"--checkpoint-every", checkpoint_every.has_value()},
+                                                  {"--resume", resume.has_value()},
+                                                  {"--eval-every", eval_every.has_value()},
+                                                  {"--sample-tokens", sample_tokens.has_value()},
+                                                  {"--temperature", temperature.has_value()},
+                                                  {"--top-k", top_k.has_value()}};
   for (const auto& [name, is_given] : present)
     if (is_given) out.given.insert(name);
   if (model) c.model = *model == "mlp" ? ModelKind::mlp : ModelKind::gpt;
@@ -146,10 +160,13 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   if (weight_decay) c.weight_decay = parse_number(*weight_decay, "--weight-decay", 0.0, 1e3);
   if (clip) c.clip = parse_number(*clip, "--clip", 0.0, 1e30);
   if (seed) c.seed = static_cast<std::uint64_t>(*seed);
-  if (precision) c.precision = *precision == "fp32" ? Precision::fp32 : *precision == "fp16" ? Precision::fp16 : Precision::bf16;
+  if (precision)
+    c.precision = *precision == "fp32" ? Precision::fp32 : *precision == "fp16" ? Precision::fp16 : Precision::bf16;
   if (fp16_model) c.fp16_model = *fp16_model == "mi200" ? Fp16DeviceModel::mi200 : Fp16DeviceModel::cpu;
   if (fp16_alt)
-    c.fp16_alt = *fp16_alt == "on" ? AltImplChoice::alternate : *fp16_alt == "off" ? AltImplChoice::original : AltImplChoice::per_pass;
+    c.fp16_alt = *fp16_alt == "on"    ? AltImplChoice::alternate
+                 : *fp16_alt == "off" ? AltImplChoice::original
+                                      : AltImplChoice::per_pass;
   c.loss_scale = loss_scale ? parse_loss_scale(*loss_scale)
                             : LossScaleSetting{c.precision == Precision::fp16 ? LossScaleSetting::Mode::dynamic
                                                                               : LossScaleSetting::Mode::off,
@@ -169,7 +186,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
 void check_train_config(const TrainConfig& c, const std::set<std::string>& given) {
   const auto has = [&](const char* o) { return given.count(o) > 0; };
   if (c.model == ModelKind::gpt && c.width % c.heads != 0)
-    usage_fail("--width ", c.width, " must be a multiple of --heads ", c.heads, " (each head gets width / heads dimensions)");
+    usage_fail("--width ", c.width, " must be a multiple of --heads ", c.heads,
+               " (each head gets width / heads dimensions)");
   if (c.model == ModelKind::mlp && has("--heads")) usage_fail("--heads applies to --model gpt only");
   if (c.warmup >= c.steps) usage_fail("--warmup ", c.warmup, " must be less than --steps ", c.steps);
   if (c.precision != Precision::fp16)
@@ -229,7 +247,8 @@ TrainConfig config_from_json(std::string_view json, std::string_view what) {
     return *v;
   };
   auto bad = [&](const char* key, const JsonValue& v) {
-    throw Error(detail::concat(what, ": the run configuration's \"", key, "\" is ", v.is_string() ? "'" + v.text() + "'" : std::string(v.kind_name()),
+    throw Error(detail::concat(what, ": the run configuration's \"", key, "\" is ",
+                               v.is_string() ? "'" + v.text() + "'" : std::string(v.kind_name()),
                                ", which this version does not accept"));
   };
   auto integer = [&](const char* key, std::int64_t lo, std::int64_t hi) {
@@ -272,7 +291,9 @@ TrainConfig config_from_json(std::string_view json, std::string_view what) {
   c.precision = precision == "fp32" ? Precision::fp32 : precision == "fp16" ? Precision::fp16 : Precision::bf16;
   c.fp16_model = text("fp16_model", {"exact", "mi200"}) == "mi200" ? Fp16DeviceModel::mi200 : Fp16DeviceModel::cpu;
   const std::string alt = text("fp16_alt", {"auto", "on", "off"});
-  c.fp16_alt = alt == "on" ? AltImplChoice::alternate : alt == "off" ? AltImplChoice::original : AltImplChoice::per_pass;
+  c.fp16_alt = alt == "on"    ? AltImplChoice::alternate
+               : alt == "off" ? AltImplChoice::original
+                              : AltImplChoice::per_pass;
   try {
     c.loss_scale = parse_loss_scale(text("loss_scale", {}));
   } catch (const cli::UsageError&) {
@@ -313,8 +334,8 @@ void merge_resumed_config(TrainOptions& options, const TrainConfig& saved, std::
                                  ", but this run has ", option, " ", value_text(c.*member),
                                  " (the model's shape cannot change; leave the option out to keep the saved value)"));
     if (notes)
-      notes->push_back(detail::concat(option, " ", value_text(c.*member), " instead of the saved ",
-                                      value_text(saved.*member)));
+      notes->push_back(
+          detail::concat(option, " ", value_text(c.*member), " instead of the saved ", value_text(saved.*member)));
   };
   field("--model", &TrainConfig::model, true);
   field("--width", &TrainConfig::width, true);
@@ -336,7 +357,8 @@ void merge_resumed_config(TrainOptions& options, const TrainConfig& saved, std::
     if (!options.given.count("--fp16-model")) c.fp16_model = defaults.fp16_model;
     if (!options.given.count("--fp16-alt")) c.fp16_alt = defaults.fp16_alt;
     if (!options.given.count("--loss-scale"))
-      c.loss_scale = {c.precision == Precision::fp16 ? LossScaleSetting::Mode::dynamic : LossScaleSetting::Mode::off, 1.0};
+      c.loss_scale = {c.precision == Precision::fp16 ? LossScaleSetting::Mode::dynamic : LossScaleSetting::Mode::off,
+                      1.0};
   } else {
     field("--fp16-model", &TrainConfig::fp16_model, false);
     field("--fp16-alt", &TrainConfig::fp16_alt, false);

@@ -19,8 +19,8 @@ namespace ampkit::tools::train {
 enum class ModelKind : std::uint8_t { gpt, mlp };
 enum class Precision : std::uint8_t { fp32, bf16, fp16 };
 
-std::string_view model_kind_name(ModelKind m);    // "gpt", "mlp"
-std::string_view precision_name(Precision p);     // "fp32", "bf16", "fp16"
+std::string_view model_kind_name(ModelKind m);          // "gpt", "mlp"
+std::string_view precision_name(Precision p);           // "fp32", "bf16", "fp16"
 std::string_view fp16_model_option(Fp16DeviceModel m);  // "exact", "mi200" (the --fp16-model spelling)
 std::string_view fp16_alt_option(AltImplChoice c);      // "auto", "on", "off" (the --fp16-alt spelling)
 
@@ -53,21 +53,21 @@ struct TrainConfig {
   double lr = 3e-3;
   std::int64_t warmup = 100;
   double weight_decay = 0.1;
-  double clip = 1.0;          // global gradient-norm clip; 0: none
-  std::uint64_t seed = 1;     // parameters and data order
+  double clip = 1.0;       // global gradient-norm clip; 0: none
+  std::uint64_t seed = 1;  // parameters and data order
   Precision precision = Precision::bf16;
   Fp16DeviceModel fp16_model = Fp16DeviceModel::cpu;  // --fp16-model exact|mi200
   AltImplChoice fp16_alt = AltImplChoice::per_pass;   // --fp16-alt auto|on|off
   LossScaleSetting loss_scale;                        // dynamic by default for fp16, else off
-  std::string data;           // --data FILE; empty: the default corpus
+  std::string data;                                   // --data FILE; empty: the default corpus
   // The run (not stored in a checkpoint).
-  int threads = 0;            // 0: ampkit's default (OMP_NUM_THREADS or the core count)
+  int threads = 0;                      // 0: ampkit's default (OMP_NUM_THREADS or the core count)
   std::int64_t eval_every = 100;        // 0: only at the end
   std::int64_t checkpoint_every = 250;  // with --checkpoint; 0: only at the end
   std::optional<std::string> log, plot, checkpoint, resume;
-  std::int64_t sample_tokens = 200;     // 0: no samples at the end
-  double temperature = 0.8;             // 0: greedy
-  std::int64_t top_k = 20;              // 0: the whole vocabulary
+  std::int64_t sample_tokens = 200;  // 0: no samples at the end
+  double temperature = 0.8;          // 0: greedy
+  std::int64_t top_k = 20;           // 0: the whole vocabulary
 
   /// The MLP's hidden width (4 x width) and the GPT's.
   std::int64_t hidden() const { return 4 * width; }

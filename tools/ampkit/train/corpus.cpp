@@ -17,19 +17,20 @@ namespace {
 // Debian 12 (bookworm): fortunes 1:1.99.1-7.3 and fortunes-min (fortunes, literature, riddles).
 // ascii-art is left out: pictures, not text.
 constexpr const char* kDefaultCorpusFiles[] = {
-    "art",        "computers",   "cookie", "debian",   "definitions", "disclaimer",    "drugs",   "education",
-    "ethnic",     "food",        "fortunes", "goedel", "humorists",   "kids",          "knghtbrd", "law",
-    "linux",      "linuxcookie", "literature", "love", "magic",       "medicine",      "men-women", "miscellaneous",
-    "news",       "paradoxum",   "people", "perl",     "pets",        "platitudes",    "politics", "pratchett",
-    "riddles",    "science",     "songs-poems", "sports", "startrek", "tao",           "translate-me", "wisdom",
-    "work",       "zippy"};
+    "art",       "computers",  "cookie",        "debian",       "definitions", "disclaimer", "drugs",
+    "education", "ethnic",     "food",          "fortunes",     "goedel",      "humorists",  "kids",
+    "knghtbrd",  "law",        "linux",         "linuxcookie",  "literature",  "love",       "magic",
+    "medicine",  "men-women",  "miscellaneous", "news",         "paradoxum",   "people",     "perl",
+    "pets",      "platitudes", "politics",      "pratchett",    "riddles",     "science",    "songs-poems",
+    "sports",    "startrek",   "tao",           "translate-me", "wisdom",      "work",       "zippy"};
 
 std::int64_t line_of(std::string_view bytes, std::size_t offset) {
   return 1 + std::count(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
 }
 
 bool is_blank(std::u32string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char32_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+  return std::all_of(text.begin(), text.end(),
+                     [](char32_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
 }
 
 // The documents of one decoded file: split at lines that are exactly "%" (fortune format) when
@@ -231,7 +232,8 @@ void BatchSampler::next(Batch& batch) {
   for (std::int64_t r = 0; r < rows_; ++r) {
     const std::size_t start = rng_.below(starts);
     const std::size_t row = static_cast<std::size_t>(r * context_);
-    std::copy_n(stream_.begin() + static_cast<std::ptrdiff_t>(start), context_, batch.tokens.begin() + static_cast<std::ptrdiff_t>(row));
+    std::copy_n(stream_.begin() + static_cast<std::ptrdiff_t>(start), context_,
+                batch.tokens.begin() + static_cast<std::ptrdiff_t>(row));
     std::copy_n(stream_.begin() + static_cast<std::ptrdiff_t>(start + 1), context_,
                 batch.targets.begin() + static_cast<std::ptrdiff_t>(row));
   }
@@ -241,8 +243,9 @@ std::vector<Batch> validation_batches(std::span<const std::int32_t> stream, std:
                                       std::int64_t max_tokens) {
   const auto length = static_cast<std::int64_t>(stream.size());
   if (rows < 1 || context < 1 || length < context + 1)
-    throw Error(detail::concat("validation_batches: need rows >= 1, context >= 1 and at least context + 1 = ", context + 1,
-                               " tokens, but got rows ", rows, ", context ", context, ", ", length, " tokens"));
+    throw Error(
+        detail::concat("validation_batches: need rows >= 1, context >= 1 and at least context + 1 = ", context + 1,
+                       " tokens, but got rows ", rows, ", context ", context, ", ", length, " tokens"));
   const std::int64_t count = std::max<std::int64_t>(1, max_tokens / (rows * context));
   const std::int64_t windows = rows * count;
   const std::int64_t last_start = length - context - 1;

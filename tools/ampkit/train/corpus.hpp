@@ -49,12 +49,12 @@ struct CorpusFile {
 
 /// The token streams of a corpus.
 struct Corpus {
-  Vocabulary vocabulary;                                // every character of every file
-  std::vector<std::int32_t> train, validation;          // token ids
+  Vocabulary vocabulary;                        // every character of every file
+  std::vector<std::int32_t> train, validation;  // token ids
   std::int64_t documents = 0, validation_documents = 0;
-  std::string split;                                    // how the split was made, for the report
-  std::uint64_t fingerprint = 0;                        // FNV-1a 64 of the files' names and bytes
-  std::int64_t bytes = 0;                               // total size of the files
+  std::string split;              // how the split was made, for the report
+  std::uint64_t fingerprint = 0;  // FNV-1a 64 of the files' names and bytes
+  std::int64_t bytes = 0;         // total size of the files
 };
 
 /// Every 10th document (index 9, 19, ...) is validation text when there are at least this

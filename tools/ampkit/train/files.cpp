@@ -117,7 +117,8 @@ void check_output_path(const std::string& path, std::string_view option) {
   if (::stat(folder.c_str(), &st) != 0)
     throw Error(detail::concat(option, " ", quoted(path), ": the folder ", quoted(folder), " ",
                                errno == ENOENT ? "does not exist" : std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) throw Error(detail::concat(option, " ", quoted(path), ": ", quoted(folder), " is not a folder"));
+  if (!S_ISDIR(st.st_mode))
+    throw Error(detail::concat(option, " ", quoted(path), ": ", quoted(folder), " is not a folder"));
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw Error(detail::concat(option, " ", quoted(path), ": is a folder; expected a file name"));
   const std::string probe = path + ".probe-" + std::to_string(::getpid());

@@ -58,9 +58,9 @@ class GraphModel final : public TrainModel {
   std::string describe() const override {
     const std::string count = format_count(static_cast<double>(parameters_));
     if (config_.model == ModelKind::gpt)
-      return detail::concat("gpt: ", config_.depth, config_.depth == 1 ? " block" : " blocks", ", width ", config_.width,
-                            ", ", config_.heads, config_.heads == 1 ? " head" : " heads", ", context ", config_.context,
-                            ", ", vocab_, " characters: ", count, " parameters");
+      return detail::concat("gpt: ", config_.depth, config_.depth == 1 ? " block" : " blocks", ", width ",
+                            config_.width, ", ", config_.heads, config_.heads == 1 ? " head" : " heads", ", context ",
+                            config_.context, ", ", vocab_, " characters: ", count, " parameters");
     return detail::concat("mlp: ", config_.depth, config_.depth == 1 ? " hidden layer" : " hidden layers", " of ",
                           config_.hidden(), ", width ", config_.width, ", context ", config_.context, ", ", vocab_,
                           " characters: ", count, " parameters");
@@ -87,8 +87,9 @@ class GraphModel final : public TrainModel {
     std::vector<SafeTensor> out;
     for (const graph::NamedTensor& n : trainer_.tensors()) {
       if (n.dtype != DType::f32)
-        throw Error(detail::concat("checkpoint: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype), ", not f32"),
-                    ErrorKind::internal);
+        throw Error(
+            detail::concat("checkpoint: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype), ", not f32"),
+            ErrorKind::internal);
       out.push_back(SafeTensor::of_f32(n.name, n.shape, {n.data, static_cast<std::size_t>(n.numel())}));
     }
     return out;
@@ -111,7 +112,8 @@ class GraphModel final : public TrainModel {
       // The backward node of layer "x" is "x.bwd" (graph/autodiff.cpp).
       const bool bwd = t.name.size() > 4 && t.name.ends_with(".bwd");
       const std::string layer = bwd ? t.name.substr(0, t.name.size() - 4) : t.name;
-      auto it = std::find_if(layers.begin(), layers.end(), [&](const Fp16LayerCounters& l) { return l.layer == layer; });
+      auto it =
+          std::find_if(layers.begin(), layers.end(), [&](const Fp16LayerCounters& l) { return l.layer == layer; });
       if (it == layers.end()) {
         layers.push_back({layer, {}, {}});
         it = layers.end() - 1;
@@ -159,7 +161,8 @@ std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int
 #else
 
 std::unique_ptr<TrainModel> make_graph_model(const TrainConfig&, std::int64_t) {
-  throw Error("this build of ampkit has no training-graph runtime (ampkit/graph/trainer.hpp) yet", ErrorKind::unsupported);
+  throw Error("this build of ampkit has no training-graph runtime (ampkit/graph/trainer.hpp) yet",
+              ErrorKind::unsupported);
 }
 
 #endif

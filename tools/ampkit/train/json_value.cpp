@@ -151,9 +151,12 @@ class JsonParser {
     for (int k = 0; k < 4; ++k) {
       const char h = s_[i_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= static_cast<unsigned>(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= static_cast<unsigned>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= static_cast<unsigned>(h - 'A' + 10);
+      if (h >= '0' && h <= '9')
+        v |= static_cast<unsigned>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= static_cast<unsigned>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= static_cast<unsigned>(h - 'A' + 10);
       else {
         --i_;
         fail("expected a hex digit after \\u");
@@ -200,9 +203,7 @@ class JsonParser {
             append_utf8(cp, out);
             break;
           }
-          default:
-            --i_;
-            fail("an invalid escape in a string");
+          default: --i_; fail("an invalid escape in a string");
         }
         continue;
       }

@@ -111,33 +111,42 @@ std::string render_loss_svg(const LossCurves& curves) {
   s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt(kWidth) + "\" height=\"" + fmt(kHeight) +
        "\" viewBox=\"0 0 " + fmt(kWidth) + " " + fmt(kHeight) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<text x=\"" + fmt(kWidth / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + xml_escape(curves.title) +
-       "</text>\n";
+  s += "<text x=\"" + fmt(kWidth / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" +
+       xml_escape(curves.title) + "</text>\n";
   // Grid, ticks and tick labels.
   s += "<g stroke=\"#e0e0e0\" stroke-width=\"1\">\n";
-  for (double t : xt) s += "<line x1=\"" + fmt(px(t)) + "\" y1=\"" + fmt(kTop) + "\" x2=\"" + fmt(px(t)) + "\" y2=\"" + fmt(kTop + ph) + "\"/>\n";
-  for (double t : yt) s += "<line x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(py(t)) + "\" x2=\"" + fmt(kLeft + pw) + "\" y2=\"" + fmt(py(t)) + "\"/>\n";
+  for (double t : xt)
+    s += "<line x1=\"" + fmt(px(t)) + "\" y1=\"" + fmt(kTop) + "\" x2=\"" + fmt(px(t)) + "\" y2=\"" + fmt(kTop + ph) +
+         "\"/>\n";
+  for (double t : yt)
+    s += "<line x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(py(t)) + "\" x2=\"" + fmt(kLeft + pw) + "\" y2=\"" + fmt(py(t)) +
+         "\"/>\n";
   s += "</g>\n<g fill=\"#333\">\n";
   const double xs = xt.size() > 1 ? xt[1] - xt[0] : 1.0, ys = yt.size() > 1 ? yt[1] - yt[0] : 1.0;
   for (double t : xt)
-    s += "<text x=\"" + fmt(px(t)) + "\" y=\"" + fmt(kTop + ph + 18) + "\" text-anchor=\"middle\">" + tick_label(t, xs) + "</text>\n";
+    s += "<text x=\"" + fmt(px(t)) + "\" y=\"" + fmt(kTop + ph + 18) + "\" text-anchor=\"middle\">" +
+         tick_label(t, xs) + "</text>\n";
   for (double t : yt)
-    s += "<text x=\"" + fmt(kLeft - 8) + "\" y=\"" + fmt(py(t) + 4) + "\" text-anchor=\"end\">" + tick_label(t, ys) + "</text>\n";
+    s += "<text x=\"" + fmt(kLeft - 8) + "\" y=\"" + fmt(py(t) + 4) + "\" text-anchor=\"end\">" + tick_label(t, ys) +
+         "</text>\n";
   s += "<text x=\"" + fmt(kLeft + pw / 2) + "\" y=\"" + fmt(kHeight - 12) + "\" text-anchor=\"middle\">step</text>\n";
-  s += "<text transform=\"translate(18 " + fmt(kTop + ph / 2) + ") rotate(-90)\" text-anchor=\"middle\">loss (nats per character)</text>\n";
+  s += "<text transform=\"translate(18 " + fmt(kTop + ph / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">loss (nats per character)</text>\n";
   s += "</g>\n";
   s += "<rect x=\"" + fmt(kLeft) + "\" y=\"" + fmt(kTop) + "\" width=\"" + fmt(pw) + "\" height=\"" + fmt(ph) +
        "\" fill=\"none\" stroke=\"#333\" stroke-width=\"1\"/>\n";
   if (!has_data)
-    s += "<text x=\"" + fmt(kLeft + pw / 2) + "\" y=\"" + fmt(kTop + ph / 2) + "\" text-anchor=\"middle\" fill=\"#888\">no data yet</text>\n";
+    s += "<text x=\"" + fmt(kLeft + pw / 2) + "\" y=\"" + fmt(kTop + ph / 2) +
+         "\" text-anchor=\"middle\" fill=\"#888\">no data yet</text>\n";
   // Curves.
   if (curves.baseline && std::isfinite(*curves.baseline) && has_data)
-    s += "<line id=\"baseline\" x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(py(*curves.baseline)) + "\" x2=\"" + fmt(kLeft + pw) +
-         "\" y2=\"" + fmt(py(*curves.baseline)) + "\" stroke=\"#888\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
+    s += "<line id=\"baseline\" x1=\"" + fmt(kLeft) + "\" y1=\"" + fmt(py(*curves.baseline)) + "\" x2=\"" +
+         fmt(kLeft + pw) + "\" y2=\"" + fmt(py(*curves.baseline)) +
+         "\" stroke=\"#888\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
   auto polyline = [&](const std::vector<CurvePoint>& c, const char* id, const char* color, double width) {
     if (c.empty()) return;
-    s += std::string("<polyline id=\"") + id + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"" + fmt(width) +
-         "\" stroke-linejoin=\"round\" points=\"";
+    s += std::string("<polyline id=\"") + id + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"" +
+         fmt(width) + "\" stroke-linejoin=\"round\" points=\"";
     for (std::size_t i = 0; i < c.size(); ++i)
       s.append(i ? " " : "").append(fmt(px(static_cast<double>(c[i].step)))).append(",").append(fmt(py(c[i].loss)));
     s += "\"/>\n";
@@ -145,12 +154,13 @@ std::string render_loss_svg(const LossCurves& curves) {
   polyline(train, "train", "#1f77b4", 1.2);
   polyline(validation, "validation", "#d62728", 2.0);
   for (const CurvePoint& p : validation)
-    s += "<circle cx=\"" + fmt(px(static_cast<double>(p.step))) + "\" cy=\"" + fmt(py(p.loss)) + "\" r=\"3\" fill=\"#d62728\"/>\n";
+    s += "<circle cx=\"" + fmt(px(static_cast<double>(p.step))) + "\" cy=\"" + fmt(py(p.loss)) +
+         "\" r=\"3\" fill=\"#d62728\"/>\n";
   // Legend, top right.
   const double lx = kLeft + pw - 190, ly = kTop + 10;
   const int rows = 2 + (curves.baseline && has_data ? 1 : 0);
-  s += "<g id=\"legend\">\n<rect x=\"" + fmt(lx) + "\" y=\"" + fmt(ly) + "\" width=\"180\" height=\"" + fmt(8 + 18 * rows) +
-       "\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#999\"/>\n";
+  s += "<g id=\"legend\">\n<rect x=\"" + fmt(lx) + "\" y=\"" + fmt(ly) + "\" width=\"180\" height=\"" +
+       fmt(8 + 18 * rows) + "\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#999\"/>\n";
   auto entry = [&](int row, const char* color, const char* dash, const char* label) {
     const double y = ly + 16 + 18 * row;
     s += "<line x1=\"" + fmt(lx + 8) + "\" y1=\"" + fmt(y - 4) + "\" x2=\"" + fmt(lx + 36) + "\" y2=\"" + fmt(y - 4) +

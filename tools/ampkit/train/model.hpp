@@ -29,7 +29,7 @@ struct ModelStep {
 /// The fp16 GEMMs of one layer (a Linear: its forward node and its backward node), summed over
 /// the training steps of this process (model.hpp's step()).
 struct Fp16LayerCounters {
-  std::string layer;                 // "h0.mlp.fc1"
+  std::string layer;  // "h0.mlp.fc1"
   struct Pass {
     bool ran = false;
     Fp16Mode mode = Fp16Mode::exact;

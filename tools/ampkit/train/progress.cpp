@@ -12,9 +12,12 @@ std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0.0) return "?";
   const auto s = static_cast<long long>(std::llround(seconds));
   char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%llds", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
   return buf;
 }
 
@@ -22,10 +25,14 @@ std::string format_count(double v) {
   if (!std::isfinite(v)) return "?";
   char buf[32];
   const double a = std::fabs(v);
-  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else if (a < 1e6) std::snprintf(buf, sizeof buf, a < 1e4 ? "%.2fk" : a < 1e5 ? "%.1fk" : "%.0fk", v / 1e3);
-  else if (a < 1e9) std::snprintf(buf, sizeof buf, a < 1e7 ? "%.2fM" : a < 1e8 ? "%.1fM" : "%.0fM", v / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.3gG", v / 1e9);
+  if (a < 1e3)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else if (a < 1e6)
+    std::snprintf(buf, sizeof buf, a < 1e4 ? "%.2fk" : a < 1e5 ? "%.1fk" : "%.0fk", v / 1e3);
+  else if (a < 1e9)
+    std::snprintf(buf, sizeof buf, a < 1e7 ? "%.2fM" : a < 1e8 ? "%.1fM" : "%.0fM", v / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.3gG", v / 1e9);
   return buf;
 }
 
@@ -39,7 +46,12 @@ int terminal_columns(std::FILE* stream) {
 
 Progress::Progress(std::FILE* out, bool live, std::int64_t first_step, std::int64_t steps, std::int64_t every,
                    int columns)
-    : out_(out), live_(live), first_step_(first_step), steps_(steps), every_(every < 1 ? 1 : every), columns_(columns) {}
+    : out_(out),
+      live_(live),
+      first_step_(first_step),
+      steps_(steps),
+      every_(every < 1 ? 1 : every),
+      columns_(columns) {}
 
 void Progress::update(std::int64_t step, double loss, double tokens_per_second, double elapsed) {
   step_ = step;
@@ -81,7 +93,8 @@ std::string Progress::live_line() const {
                 static_cast<long long>(step_), static_cast<long long>(steps_), shown_loss_,
                 format_count(tokens_per_second_).c_str(), format_duration(left).c_str());
   std::string line = buf;
-  if (columns_ > 1 && line.size() >= static_cast<std::size_t>(columns_)) line.resize(static_cast<std::size_t>(columns_ - 1));
+  if (columns_ > 1 && line.size() >= static_cast<std::size_t>(columns_))
+    line.resize(static_cast<std::size_t>(columns_ - 1));
   return "\r" + line + "\x1b[K";  // erase what a longer previous line left
 }
 

@@ -19,10 +19,10 @@ struct DTypeInfo {
   std::string_view name;
   std::size_t size;
 };
-constexpr DTypeInfo kDTypes[] = {
-    {SafeDType::f64, "F64", 8}, {SafeDType::f32, "F32", 4},  {SafeDType::f16, "F16", 2}, {SafeDType::bf16, "BF16", 2},
-    {SafeDType::i64, "I64", 8}, {SafeDType::i32, "I32", 4},  {SafeDType::i16, "I16", 2}, {SafeDType::i8, "I8", 1},
-    {SafeDType::u8, "U8", 1},   {SafeDType::boolean, "BOOL", 1}};
+constexpr DTypeInfo kDTypes[] = {{SafeDType::f64, "F64", 8},     {SafeDType::f32, "F32", 4}, {SafeDType::f16, "F16", 2},
+                                 {SafeDType::bf16, "BF16", 2},   {SafeDType::i64, "I64", 8}, {SafeDType::i32, "I32", 4},
+                                 {SafeDType::i16, "I16", 2},     {SafeDType::i8, "I8", 1},   {SafeDType::u8, "U8", 1},
+                                 {SafeDType::boolean, "BOOL", 1}};
 
 const DTypeInfo* find_dtype(std::string_view name) {
   for (const DTypeInfo& d : kDTypes)
@@ -49,8 +49,8 @@ template <typename T>
 SafeTensor tensor_of(std::string name, SafeDType dtype, std::vector<std::int64_t> shape, std::span<const T> values) {
   SafeTensor t{std::move(name), dtype, std::move(shape), {}};
   if (t.numel() != static_cast<std::int64_t>(values.size()))
-    throw Error(detail::concat("SafeTensor '", t.name, "': the shape holds ", t.numel(), " elements, but ", values.size(),
-                               " values were given"));
+    throw Error(detail::concat("SafeTensor '", t.name, "': the shape holds ", t.numel(), " elements, but ",
+                               values.size(), " values were given"));
   t.bytes.assign(reinterpret_cast<const char*>(values.data()), values.size_bytes());
   return t;
 }
@@ -117,7 +117,10 @@ std::string serialize_safetensors(const SafeTensorsFile& file) {
       for (std::size_t j = 0; j < i; ++j)
         if (file.metadata[j].first == file.metadata[i].first)
           throw Error(detail::concat("serialize_safetensors: metadata key '", file.metadata[i].first, "' given twice"));
-      header.append(i ? "," : "").append(json_quote(file.metadata[i].first)).append(":").append(json_quote(file.metadata[i].second));
+      header.append(i ? "," : "")
+          .append(json_quote(file.metadata[i].first))
+          .append(":")
+          .append(json_quote(file.metadata[i].second));
     }
     header += "}";
   }
@@ -131,7 +134,8 @@ std::string serialize_safetensors(const SafeTensorsFile& file) {
         throw Error(detail::concat("serialize_safetensors: tensor name '", t.name, "' given twice"));
     std::vector<std::uint64_t> shape;
     for (std::int64_t d : t.shape) {
-      if (d < 0) throw Error(detail::concat("serialize_safetensors: tensor '", t.name, "' has a negative dimension ", d));
+      if (d < 0)
+        throw Error(detail::concat("serialize_safetensors: tensor '", t.name, "' has a negative dimension ", d));
       shape.push_back(static_cast<std::uint64_t>(d));
     }
     std::uint64_t bytes = 0;
@@ -165,7 +169,8 @@ SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what)
   if (n > kMaxSafetensorsHeader)
     fail("the header length is ", n, " bytes, more than the ", kMaxSafetensorsHeader,
          " allowed; not a safetensors file, or a corrupt one");
-  if (n > bytes.size() - 8) fail("truncated: the header needs ", n, " bytes, but only ", bytes.size() - 8, " follow its length");
+  if (n > bytes.size() - 8)
+    fail("truncated: the header needs ", n, " bytes, but only ", bytes.size() - 8, " follow its length");
   const std::string_view header = bytes.substr(8, n);
   const std::string_view data = bytes.substr(8 + n);
   if (header.front() != '{') fail("the header does not start with '{'; not a safetensors file");
@@ -231,20 +236,20 @@ SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what)
     ranges.push_back({*begin, *end, file.tensors.size()});
     file.tensors.push_back(std::move(t));
   }
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::uint64_t at = 0;
   for (const Range& r : ranges) {
     const std::string& name = file.tensors[r.index].name;
     if (r.begin < at) fail("tensor '", name, "' (bytes [", r.begin, ", ", r.end, ")) overlaps the tensor before it");
-    if (r.begin > at) fail("bytes [", at, ", ", r.begin, ") of the data belong to no tensor (a hole before '", name, "')");
+    if (r.begin > at)
+      fail("bytes [", at, ", ", r.begin, ") of the data belong to no tensor (a hole before '", name, "')");
     at = r.end;
   }
   if (at != data.size())
-    fail(data.size() - at, " bytes follow the last tensor's data (", data.size(), " bytes of data, tensors cover ", at, ")");
-  for (const Range& r : ranges)
-    file.tensors[r.index].bytes.assign(data.substr(r.begin, r.end - r.begin));
+    fail(data.size() - at, " bytes follow the last tensor's data (", data.size(), " bytes of data, tensors cover ", at,
+         ")");
+  for (const Range& r : ranges) file.tensors[r.index].bytes.assign(data.substr(r.begin, r.end - r.begin));
   // Data order, as written.
   std::vector<SafeTensor> ordered;
   ordered.reserve(ranges.size());

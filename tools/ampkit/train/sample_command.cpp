@@ -27,7 +27,8 @@ int run_sample(const Args& args) {
   using namespace train;
   std::optional<std::string> checkpoint, prompt, temperature_text;
   std::optional<std::int64_t> tokens, top_k, seed, count, threads;
-  cli::OptionParser p("sample", "Continues a prompt with text sampled from a model saved by `ampkit train --checkpoint`.");
+  cli::OptionParser p("sample",
+                      "Continues a prompt with text sampled from a model saved by `ampkit train --checkpoint`.");
   p.text("--checkpoint", "FILE", &checkpoint, "the checkpoint to sample from (required)")
       .text("--prompt", "TEXT", &prompt, "text to continue (default: none, a new document)")
       .integer("--tokens", "N", 1, 100'000, &tokens, "characters to sample after the prompt (default 200)")
@@ -45,8 +46,7 @@ int run_sample(const Args& args) {
   const double temperature = temperature_text ? parse_number(*temperature_text, "--temperature", 0.0, 100.0) : 0.8;
 
   const TrainCheckpoint saved = load_checkpoint(*checkpoint);
-  const std::vector<std::int32_t> prompt_tokens =
-      saved.vocabulary.encode(prompt.value_or(""), "--prompt");
+  const std::vector<std::int32_t> prompt_tokens = saved.vocabulary.encode(prompt.value_or(""), "--prompt");
   TrainConfig config = saved.config;
   config.batch = count.value_or(1);  // one row per text; the weights do not depend on the batch
   if (threads) set_num_threads(static_cast<int>(*threads));

@@ -7,10 +7,10 @@
 namespace ampkit::tools::train {
 
 struct LrSchedule {
-  double peak = 1e-3;            // --lr
-  std::int64_t warmup = 0;       // --warmup: steps of linear warm-up, < steps
-  std::int64_t steps = 1;        // --steps: total optimizer steps, >= 1
-  double final_ratio = 0.1;      // the rate at the last step is peak * final_ratio
+  double peak = 1e-3;        // --lr
+  std::int64_t warmup = 0;   // --warmup: steps of linear warm-up, < steps
+  std::int64_t steps = 1;    // --steps: total optimizer steps, >= 1
+  double final_ratio = 0.1;  // the rate at the last step is peak * final_ratio
 
   /// The rate of step `step` (0-based, in [0, steps)): peak * (step + 1) / warmup during the
   /// warm-up, then final + (peak - final) * (1 + cos(pi * p)) / 2 with p = (step - warmup) /

@@ -58,7 +58,8 @@ void require_run_memory(const TrainConfig& c, std::int64_t vocab) {
   const double rows = static_cast<double>(c.batch) * static_cast<double>(c.context);
   const double params = c.model == ModelKind::gpt ? 2 * v * w + static_cast<double>(c.context) * w + d * 12 * w * w
                                                   : v * w + d * 4 * w * w + 4 * w * v;
-  const double attention = c.model == ModelKind::gpt ? static_cast<double>(c.heads) * static_cast<double>(c.context) : 0.0;
+  const double attention =
+      c.model == ModelKind::gpt ? static_cast<double>(c.heads) * static_cast<double>(c.context) : 0.0;
   const double activations = rows * (d * (24 * w + 2 * attention) + 3 * v);
   bench::require_memory("train", "--width, --depth, --batch and --context", 4.0 * (5 * params + 2 * activations));
 }
@@ -89,8 +90,9 @@ std::string fp16_pass_cell(const Fp16LayerCounters::Pass& p) {
 
 void print_fp16_layers(const std::vector<Fp16LayerCounters>& layers) {
   if (layers.empty()) return;
-  std::printf("  per layer, over the training steps: mode, then subnormal fp16 GEMM inputs / outputs (flushed\n"
-              "  under flush; under exact and alt, what an MI200 would have flushed):\n");
+  std::printf(
+      "  per layer, over the training steps: mode, then subnormal fp16 GEMM inputs / outputs (flushed\n"
+      "  under flush; under exact and alt, what an MI200 would have flushed):\n");
   std::size_t width = 5;
   for (const Fp16LayerCounters& l : layers) width = std::max(width, l.layer.size());
   std::printf("    %-*s  %-24s  %s\n", static_cast<int>(width), "layer", "forward", "backward");
@@ -124,7 +126,8 @@ void print_fp16_report(const RunSummary& s, const TrainConfig& c, double final_s
         .append(bench_number(s.loss_scale_changes[i].scale))
         .append(" at step ")
         .append(std::to_string(s.loss_scale_changes[i].step));
-  if (s.loss_scale_changes.size() > 12) history += ", ... (" + std::to_string(s.loss_scale_changes.size()) + " changes)";
+  if (s.loss_scale_changes.size() > 12)
+    history += ", ... (" + std::to_string(s.loss_scale_changes.size()) + " changes)";
   std::printf("%s; %s skipped for non-finite gradients\n", history.c_str(),
               count_of(s.skipped_steps, "step", "steps").c_str());
 }
@@ -174,22 +177,25 @@ int run_train(const Args& args) {
 
   const double baseline = unigram_baseline(corpus);
   std::printf("ampkit train: %s\n", model->describe().c_str());
-  std::printf("  %s compute, fp32 master weights; AdamW lr %s (warm-up %s, cosine to %s), weight decay %s, clip %s; "
-              "batch %lld x %lld, %s, seed %llu, %s\n",
-              std::string(precision_name(c.precision)).c_str(), short_number(c.lr).c_str(),
-              count_of(c.warmup, "step", "steps").c_str(), short_number(c.lr / 10).c_str(),
-              short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
-              static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
-              static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
+  std::printf(
+      "  %s compute, fp32 master weights; AdamW lr %s (warm-up %s, cosine to %s), weight decay %s, clip %s; "
+      "batch %lld x %lld, %s, seed %llu, %s\n",
+      std::string(precision_name(c.precision)).c_str(), short_number(c.lr).c_str(),
+      count_of(c.warmup, "step", "steps").c_str(), short_number(c.lr / 10).c_str(),
+      short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
+      static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
+      static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
   std::printf("  data: %s (%zu file%s, %s bytes, %lld distinct characters): %s train and %s validation tokens; %s\n",
-              data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s", format_count(static_cast<double>(corpus.bytes)).c_str(),
-              static_cast<long long>(corpus.vocabulary.size()), format_count(static_cast<double>(corpus.train.size())).c_str(),
+              data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s",
+              format_count(static_cast<double>(corpus.bytes)).c_str(), static_cast<long long>(corpus.vocabulary.size()),
+              format_count(static_cast<double>(corpus.train.size())).c_str(),
               format_count(static_cast<double>(corpus.validation.size())).c_str(), corpus.split.c_str());
   std::printf("  unigram baseline: %s nats per character (the loss of a model that ignores context)\n",
               fixed(baseline, 4).c_str());
   if (resumed) {
     std::printf("  resuming %s at step %lld\n", c.resume->c_str(), static_cast<long long>(resumed->step));
-    for (const std::string& n : notes) std::printf("  note: %s: the loss no longer follows the saved run's\n", n.c_str());
+    for (const std::string& n : notes)
+      std::printf("  note: %s: the loss no longer follows the saved run's\n", n.c_str());
   }
   std::fflush(stdout);
 
@@ -200,9 +206,10 @@ int run_train(const Args& args) {
   const RunSummary s = run_training(*model, corpus, c, resumed ? &*resumed : nullptr, io);
 
   const std::int64_t tokens = (s.steps - s.first_step) * c.batch * c.context;
-  std::printf("\nvalidation loss %s nats per character, perplexity %s (unigram baseline %s, perplexity %s) after %lld steps\n",
-              fixed(s.validation_loss, 4).c_str(), fixed(std::exp(s.validation_loss), 2).c_str(), fixed(baseline, 4).c_str(),
-              fixed(std::exp(baseline), 2).c_str(), static_cast<long long>(s.steps));
+  std::printf(
+      "\nvalidation loss %s nats per character, perplexity %s (unigram baseline %s, perplexity %s) after %lld steps\n",
+      fixed(s.validation_loss, 4).c_str(), fixed(std::exp(s.validation_loss), 2).c_str(), fixed(baseline, 4).c_str(),
+      fixed(std::exp(baseline), 2).c_str(), static_cast<long long>(s.steps));
   std::printf("throughput: %s tokens/s (%s tokens in %s of training steps, %s)\n",
               format_count(s.tokens_per_second).c_str(), format_count(static_cast<double>(tokens)).c_str(),
               format_duration(s.train_seconds).c_str(), count_of(num_threads(), "thread", "threads").c_str());

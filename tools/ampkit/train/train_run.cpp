@@ -32,7 +32,7 @@ double mean_validation_loss(TrainModel& model, const std::vector<Batch>& batches
 
 std::string plot_title(const TrainConfig& c) {
   const char* unit = c.model == ModelKind::gpt ? (c.depth == 1 ? " block" : " blocks")
-                                                : (c.depth == 1 ? " hidden layer" : " hidden layers");
+                                               : (c.depth == 1 ? " hidden layer" : " hidden layers");
   std::string t = std::string(model_kind_name(c.model)) + ", " + std::to_string(c.depth) + unit + ", width " +
                   std::to_string(c.width) + ", " + std::string(precision_name(c.precision));
   if (c.precision == Precision::fp16)
@@ -119,7 +119,8 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   };
   RunSummary summary;
   BatchSampler sampler(corpus.train, config.batch, config.context, config.seed);
-  const std::vector<Batch> validation = validation_batches(corpus.validation, config.batch, config.context, kValidationTokens);
+  const std::vector<Batch> validation =
+      validation_batches(corpus.validation, config.batch, config.context, kValidationTokens);
   const LrSchedule schedule{config.lr, config.warmup, config.steps};
   std::int64_t step = 0;
   if (resume) {
@@ -155,8 +156,8 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     if (io.after_checkpoint) io.after_checkpoint(at, *config.checkpoint);
   };
 
-  Progress progress(io.progress, io.live, step, summary.steps,
-                    std::max<std::int64_t>(1, summary.steps / 20), io.columns);
+  Progress progress(io.progress, io.live, step, summary.steps, std::max<std::int64_t>(1, summary.steps / 20),
+                    io.columns);
   if (step == 0) {
     const double loss = evaluate(0);
     progress.note(detail::concat("step 0: validation loss ", bench::json_number(std::round(loss * 1e4) / 1e4)));
@@ -190,14 +191,21 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
       last_scale = r.loss_scale;
     }
     summary.train_curve.push_back({step, r.loss});
-    const double tokens_per_second = summary.train_seconds > 0 ? static_cast<double>(tokens) / summary.train_seconds : 0.0;
+    const double tokens_per_second =
+        summary.train_seconds > 0 ? static_cast<double>(tokens) / summary.train_seconds : 0.0;
     const bool eval_now = step == config.steps || (config.eval_every > 0 && step % config.eval_every == 0);
     double validation_loss = NAN;
     if (eval_now) validation_loss = evaluate(step);
     if (log) {
       bench::JsonLine line;
-      line.add("step", step).add("loss", r.loss).add("lr", lr).add("grad_norm", r.grad_norm).add("loss_scale", r.loss_scale)
-          .add("skipped", r.skipped).add("step_ms", 1e3 * (t1 - t0)).add("tokens_per_s", tokens_per_second)
+      line.add("step", step)
+          .add("loss", r.loss)
+          .add("lr", lr)
+          .add("grad_norm", r.grad_norm)
+          .add("loss_scale", r.loss_scale)
+          .add("skipped", r.skipped)
+          .add("step_ms", 1e3 * (t1 - t0))
+          .add("tokens_per_s", tokens_per_second)
           .add("elapsed_s", clock());
       if (eval_now) line.add("validation_loss", validation_loss);
       std::fprintf(log.get(), "%s\n", line.str().c_str());
@@ -207,7 +215,8 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     if (eval_now)
       progress.note(detail::concat("step ", step, ": validation loss ",
                                    bench::json_number(std::round(validation_loss * 1e4) / 1e4)));
-    if (config.checkpoint && (step == config.steps || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0)))
+    if (config.checkpoint &&
+        (step == config.steps || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0)))
       save(step);
   }
   progress.finish();
@@ -216,8 +225,9 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     throw Error(detail::concat("--log '", *config.log, "': a write failed (disk full?)"));
   summary.validation_loss = summary.validation_curve.back().loss;
   summary.tokens_per_second = summary.train_seconds > 0 ? static_cast<double>(tokens) / summary.train_seconds : 0.0;
-  summary.samples = sample_texts(model, corpus.vocabulary, config.sample_tokens > 0 ? kSamples : 0, config.sample_tokens,
-                                 config.temperature, config.top_k, config.seed ^ 0x73616d706c65ull);
+  summary.samples =
+      sample_texts(model, corpus.vocabulary, config.sample_tokens > 0 ? kSamples : 0, config.sample_tokens,
+                   config.temperature, config.top_k, config.seed ^ 0x73616d706c65ull);
   return summary;
 }
 

@@ -26,10 +26,10 @@ constexpr std::int64_t kSamples = 3;
 
 /// Where the loop writes, and hooks for tests.
 struct RunIo {
-  std::FILE* report = stdout;    // evaluations, the summary, samples
-  std::FILE* progress = stderr;  // the progress bar or lines
-  bool live = false;             // progress as a live line ('\r')
-  int columns = 0;               // width of the live line (0: any)
+  std::FILE* report = stdout;     // evaluations, the summary, samples
+  std::FILE* progress = stderr;   // the progress bar or lines
+  bool live = false;              // progress as a live line ('\r')
+  int columns = 0;                // width of the live line (0: any)
   std::function<double()> clock;  // seconds, monotonic; empty: std::chrono::steady_clock
   /// Called after each checkpoint is saved, with the step and the path.
   std::function<void(std::int64_t, const std::string&)> after_checkpoint;
@@ -42,11 +42,11 @@ struct LossScaleChange {
 };
 
 struct RunSummary {
-  std::int64_t first_step = 0, steps = 0;  // this process ran steps first_step+1 .. steps
-  double validation_loss = 0.0;           // at the last step
-  double train_seconds = 0.0;             // in model.step only
-  double tokens_per_second = 0.0;         // training tokens / train_seconds
-  std::int64_t skipped_steps = 0;         // in this process
+  std::int64_t first_step = 0, steps = 0;                 // this process ran steps first_step+1 .. steps
+  double validation_loss = 0.0;                           // at the last step
+  double train_seconds = 0.0;                             // in model.step only
+  double tokens_per_second = 0.0;                         // training tokens / train_seconds
+  std::int64_t skipped_steps = 0;                         // in this process
   std::vector<CurvePoint> train_curve, validation_curve;  // the whole run's, resumed part included
   std::vector<LossScaleChange> loss_scale_changes;        // in this process
   std::vector<std::string> samples;

@@ -42,8 +42,9 @@ std::optional<Utf8Problem> decode_utf8(std::string_view bytes, std::vector<char3
     for (int k = 1; k < length; ++k) {
       const unsigned char b = p[i + static_cast<std::size_t>(k)];
       if ((b & 0xc0) != 0x80)
-        return Utf8Problem{i, "a UTF-8 sequence starting with " + hex_byte(b0) + " whose byte " + std::to_string(k + 1) +
-                                  " is " + hex_byte(b) + " (expected 0x80..0xbf)",
+        return Utf8Problem{i,
+                           "a UTF-8 sequence starting with " + hex_byte(b0) + " whose byte " + std::to_string(k + 1) +
+                               " is " + hex_byte(b) + " (expected 0x80..0xbf)",
                            false};
       cp = (cp << 6) | (b & 0x3f);
     }

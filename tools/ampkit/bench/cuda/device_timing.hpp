@@ -26,7 +26,10 @@ double device_ms(Fn&& fn, int samples = 5, double min_sample_ms = 25.0) {
     cuda_synchronize();
     const double ms = t.elapsed_ms();
     if (ms >= min_sample_ms || calls >= (1 << 20)) break;
-    calls = ms <= 0.01 ? calls * 16 : std::max<std::int64_t>(calls + 1, static_cast<std::int64_t>(static_cast<double>(calls) * min_sample_ms * 1.2 / ms));
+    calls = ms <= 0.01
+                ? calls * 16
+                : std::max<std::int64_t>(
+                      calls + 1, static_cast<std::int64_t>(static_cast<double>(calls) * min_sample_ms * 1.2 / ms));
   }
   std::vector<double> per_call;
   for (int s = 0; s < samples; ++s) {

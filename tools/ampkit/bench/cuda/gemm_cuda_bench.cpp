@@ -45,8 +45,10 @@ void fill(void* device, DType t, std::int64_t count, std::mt19937& rng) {
     } else {
       std::uint32_t bits;
       std::memcpy(&bits, &v, 4);
-      std::uint16_t h = t == DType::bf16 ? static_cast<std::uint16_t>(bits >> 16)
-                                         : static_cast<std::uint16_t>((v < 0.0f ? 0xb800u : 0x3800u) | (bits >> 13 & 0x3ffu));  // +-[0.5, 1)
+      std::uint16_t h =
+          t == DType::bf16
+              ? static_cast<std::uint16_t>(bits >> 16)
+              : static_cast<std::uint16_t>((v < 0.0f ? 0xb800u : 0x3800u) | (bits >> 13 & 0x3ffu));  // +-[0.5, 1)
       std::memcpy(host.data() + i * 2, &h, 2);
     }
   }
@@ -79,37 +81,48 @@ int run_bench_gemm_cuda(const Args& args) {
   bool json = false, quick = false;
   cli::OptionParser parser("bench gemm --device cuda",
                            "TFLOP/s of ampkit::gemm on GPU 0 vs plain cuBLASLt and the measured tensor-core ceiling.");
-  parser.text("--shapes", "MxNxK,...", &shapes, "default 8192x8192x8192,4096x16384x1024,1024x16384x4096,12288x8192x3072")
+  parser
+      .text("--shapes", "MxNxK,...", &shapes, "default 8192x8192x8192,4096x16384x1024,1024x16384x4096,12288x8192x3072")
       .text("--dtype", "LIST", &dtypes, "bf16,f16,f32 (f16: the exact mode, fp16 tensor cores); default bf16,f16")
       .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
       .choice("--gelu", {"tanh", "erf"}, &gelu, "GELU variant (default tanh)")
       .flag("--json", &json, "one JSON object per line")
       .flag("--quick", &quick, "two small shapes");
-  parser.footer("D (m x n) = epilogue(op(A) op(B)), op = TN (the Linear forward); A, B, D, bias, aux in the dtype.\n"
-                "TFLOP/s = 2mnk / s. 'vs plain' = ampkit time / plain cuBLASLt time - 1 (same shape and dtype).");
+  parser.footer(
+      "D (m x n) = epilogue(op(A) op(B)), op = TN (the Linear forward); A, B, D, bias, aux in the dtype.\n"
+      "TFLOP/s = 2mnk / s. 'vs plain' = ampkit time / plain cuBLASLt time - 1 (same shape and dtype).");
   if (!parser.parse(args)) return 0;
-  if (cuda_device_count() == 0) throw Error("bench gemm --device cuda: " + cuda_unavailable_reason(), ErrorKind::unsupported);
+  if (cuda_device_count() == 0)
+    throw Error("bench gemm --device cuda: " + cuda_unavailable_reason(), ErrorKind::unsupported);
 
   std::vector<std::array<std::int64_t, 3>> shape_list;
-  for (const std::string& s : cli::split_list(shapes.value_or(quick ? "2048x2048x2048,1024x1024x1024"
-                                                                    : "8192x8192x8192,4096x16384x1024,1024x16384x4096,12288x8192x3072"))) {
+  for (const std::string& s :
+       cli::split_list(shapes.value_or(quick ? "2048x2048x2048,1024x1024x1024"
+                                             : "8192x8192x8192,4096x16384x1024,1024x16384x4096,12288x8192x3072"))) {
     std::array<std::int64_t, 3> t{};
     const auto parts = cli::split_list(s, 'x');
     if (parts.size() != 3) cli::usage_fail("--shapes expects MxNxK items, but got '", s, "'");
-    for (int i = 0; i < 3; ++i) t[static_cast<std::size_t>(i)] = cli::parse_int(parts[static_cast<std::size_t>(i)], "--shapes", 1, 1 << 16);
+    for (int i = 0; i < 3; ++i)
+      t[static_cast<std::size_t>(i)] = cli::parse_int(parts[static_cast<std::size_t>(i)], "--shapes", 1, 1 << 16);
     shape_list.push_back(t);
   }
   std::vector<DType> dtype_list;
   for (const std::string& s : cli::split_list(dtypes.value_or("bf16,f16"))) {
-    if (s == "bf16") dtype_list.push_back(DType::bf16);
-    else if (s == "f16") dtype_list.push_back(DType::f16);
-    else if (s == "f32") dtype_list.push_back(DType::f32);
-    else cli::usage_fail("--dtype expects bf16, f16 or f32, but got '", s, "'");
+    if (s == "bf16")
+      dtype_list.push_back(DType::bf16);
+    else if (s == "f16")
+      dtype_list.push_back(DType::f16);
+    else if (s == "f32")
+      dtype_list.push_back(DType::f32);
+    else
+      cli::usage_fail("--dtype expects bf16, f16 or f32, but got '", s, "'");
   }
   std::vector<Epilogue> epilogue_list;
   for (const std::string& s : cli::split_list(epilogues.value_or("DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB"))) {
     const auto e = parse_epilogue(s);
-    if (!e) cli::usage_fail("--epilogue expects DEFAULT, BIAS, GELU_BIAS, GELU_AUX_BIAS, DGELU_BGRAD or BGRADB, but got '", s, "'");
+    if (!e)
+      cli::usage_fail("--epilogue expects DEFAULT, BIAS, GELU_BIAS, GELU_AUX_BIAS, DGELU_BGRAD or BGRADB, but got '", s,
+                      "'");
     epilogue_list.push_back(*e);
   }
   const GeluVariant variant = gelu.value_or("tanh") == "erf" ? GeluVariant::erf : GeluVariant::tanh;
@@ -119,18 +132,25 @@ int run_bench_gemm_cuda(const Args& args) {
   double ceiling_tflops = 0.0;
   {
     const std::int64_t s = quick ? 4096 : 8192;
-    DeviceBuffer a(static_cast<std::size_t>(s * s * 2)), b(static_cast<std::size_t>(s * s * 2)), d(static_cast<std::size_t>(s * s * 2));
+    DeviceBuffer a(static_cast<std::size_t>(s * s * 2)), b(static_cast<std::size_t>(s * s * 2)),
+        d(static_cast<std::size_t>(s * s * 2));
     std::mt19937 rng(1);
     fill(a.p, DType::bf16, s * s, rng);
     fill(b.p, DType::bf16, s * s, rng);
     auto peer = CublasLtPeer::make(Op::T, Op::N, s, s, s, DType::bf16, a.p, b.p, d.p);
     const double ms = device_ms([&] { peer->run(); });
-    ceiling_tflops = 2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s) / (ms * 1e-3) / 1e12;
+    ceiling_tflops =
+        2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s) / (ms * 1e-3) / 1e12;
   }
   const std::string device = cuda_device_description(0);
   if (json) {
-    std::printf("%s\n", JsonLine().add("bench", "gemm").add("device", device).add("copy_gbps", copy_gbps)
-                                .add("tensor_core_ceiling_tflops", ceiling_tflops).str().c_str());
+    std::printf("%s\n", JsonLine()
+                            .add("bench", "gemm")
+                            .add("device", device)
+                            .add("copy_gbps", copy_gbps)
+                            .add("tensor_core_ceiling_tflops", ceiling_tflops)
+                            .str()
+                            .c_str());
   } else {
     std::printf("%s\ncopy bandwidth %.0f GB/s; tensor-core ceiling (plain cuBLASLt bf16 %s^3) %.1f TFLOP/s\n\n",
                 device.c_str(), copy_gbps, quick ? "4096" : "8192", ceiling_tflops);
@@ -177,20 +197,33 @@ int run_bench_gemm_cuda(const Args& args) {
         if (e == Epilogue::DGELU_BGRAD || e == Epilogue::BGRADB) g.epilogue.bias_grad = bias_grad.p;
         const std::string kernel = gemm_kernel_name(g);
         const double ms = device_ms([&] { gemm(g); });
-        const double tflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
+        const double tflops =
+            2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
         const double over = ms / plain_ms - 1.0;
         if (json) {
-          std::printf("%s\n", JsonLine().add("bench", "gemm").add("m", m).add("n", n).add("k", k)
-                                      .add("dtype", dtype_name(t)).add("epilogue", epilogue_text(e))
-                                      .add("gelu", variant == GeluVariant::erf ? "erf" : "tanh").add("kernel", kernel)
-                                      .add("ms", ms).add("tflops", tflops).add("of_ceiling", tflops / ceiling_tflops)
-                                      .add("cublaslt_plain_ms", plain_ms).add("over_plain", over).str().c_str());
+          std::printf("%s\n", JsonLine()
+                                  .add("bench", "gemm")
+                                  .add("m", m)
+                                  .add("n", n)
+                                  .add("k", k)
+                                  .add("dtype", dtype_name(t))
+                                  .add("epilogue", epilogue_text(e))
+                                  .add("gelu", variant == GeluVariant::erf ? "erf" : "tanh")
+                                  .add("kernel", kernel)
+                                  .add("ms", ms)
+                                  .add("tflops", tflops)
+                                  .add("of_ceiling", tflops / ceiling_tflops)
+                                  .add("cublaslt_plain_ms", plain_ms)
+                                  .add("over_plain", over)
+                                  .str()
+                                  .c_str());
         } else {
           char shape[64];
           std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", static_cast<long long>(m), static_cast<long long>(n),
                         static_cast<long long>(k));
-          std::printf("%-22s %-5s %-14s %10.3f %9.1f %8.3f %12.3f %+8.1f%%  %s\n", shape, std::string(dtype_name(t)).c_str(),
-                      epilogue_text(e), ms, tflops, tflops / ceiling_tflops, plain_ms, 100.0 * over, kernel.c_str());
+          std::printf("%-22s %-5s %-14s %10.3f %9.1f %8.3f %12.3f %+8.1f%%  %s\n", shape,
+                      std::string(dtype_name(t)).c_str(), epilogue_text(e), ms, tflops, tflops / ceiling_tflops,
+                      plain_ms, 100.0 * over, kernel.c_str());
         }
         std::fflush(stdout);
       }

@@ -61,15 +61,18 @@ std::optional<std::string> run_child(const std::vector<std::string>& argv_string
   char buffer[4096];
   for (;;) {
     const ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      out.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    why = what + " exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    why = what + " exited with status " +
+          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     return std::nullopt;
   }
   return out;

@@ -20,9 +20,7 @@ void check(cublasStatus_t status, const char* what) {
     fail_with(ErrorKind::unsupported, "cublaslt peer", what, " failed: ", cublasLtGetStatusName(status));
 }
 
-cudaDataType_t cuda_type(DType t) {
-  return t == DType::f32 ? CUDA_R_32F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
-}
+cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F; }
 
 class Peer final : public CublasLtPeer {
  public:
@@ -32,19 +30,30 @@ class Peer final : public CublasLtPeer {
     check(cublasLtCreate(&handle_), "cublasLtCreate");
     workspace_ = cuda_malloc(kWorkspace);
     check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    const cublasOperation_t ta = op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N, tb = op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t ta = op_a == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            tb = op_b == Op::T ? CUBLAS_OP_T : CUBLAS_OP_N;
     check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
     check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    const auto rows = [](Op op, std::int64_t r, std::int64_t c) { return static_cast<std::uint64_t>(op == Op::N ? r : c); };
-    check(cublasLtMatrixLayoutCreate(&la_, cuda_type(t), rows(op_a, m, k), rows(op_a, k, m), static_cast<std::int64_t>(rows(op_a, m, k))), "layout A");
-    check(cublasLtMatrixLayoutCreate(&lb_, cuda_type(t), rows(op_b, k, n), rows(op_b, n, k), static_cast<std::int64_t>(rows(op_b, k, n))), "layout B");
-    check(cublasLtMatrixLayoutCreate(&ld_, cuda_type(t), static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(n), m), "layout D");
+    const auto rows = [](Op op, std::int64_t r, std::int64_t c) {
+      return static_cast<std::uint64_t>(op == Op::N ? r : c);
+    };
+    check(cublasLtMatrixLayoutCreate(&la_, cuda_type(t), rows(op_a, m, k), rows(op_a, k, m),
+                                     static_cast<std::int64_t>(rows(op_a, m, k))),
+          "layout A");
+    check(cublasLtMatrixLayoutCreate(&lb_, cuda_type(t), rows(op_b, k, n), rows(op_b, n, k),
+                                     static_cast<std::int64_t>(rows(op_b, k, n))),
+          "layout B");
+    check(
+        cublasLtMatrixLayoutCreate(&ld_, cuda_type(t), static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(n), m),
+        "layout D");
     cublasLtMatmulPreference_t pref = nullptr;
     check(cublasLtMatmulPreferenceCreate(&pref), "preference");
     const std::uint64_t ws = kWorkspace;
-    check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "workspace");
+    check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "workspace");
     int found = 0;
-    const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, la_, lb_, ld_, ld_, pref, 1, &result_, &found);
+    const cublasStatus_t s =
+        cublasLtMatmulAlgoGetHeuristic(handle_, desc_, la_, lb_, ld_, ld_, pref, 1, &result_, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     check(s, "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0) fail_with(ErrorKind::unsupported, "cublaslt peer", "no algorithm for this shape and dtype");

@@ -17,8 +17,8 @@ class CublasLtPeer {
  public:
   /// Prepares the matmul on the calling thread's ampkit stream of GPU 0. Throws Error (with the
   /// cuBLASLt status) when cuBLASLt has no algorithm or the build has no CUDA.
-  static std::unique_ptr<CublasLtPeer> make(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                                            DType t, const void* a, const void* b, void* d);
+  static std::unique_ptr<CublasLtPeer> make(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, DType t,
+                                            const void* a, const void* b, void* d);
   virtual ~CublasLtPeer() = default;
   /// Enqueues one matmul (no wait).
   virtual void run() = 0;

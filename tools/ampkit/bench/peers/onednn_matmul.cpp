@@ -48,8 +48,8 @@ PeerPoint onednn_matmul_time(const PeerShape& shape, DType dtype, OnednnPostOp p
     // ampkit's column-major D (m x n) is oneDNN's row-major dst (n x m) = src (n x k) *
     // weights (k x m): src is B (row-major n x k when op_b = N), weights is A (row-major k x m
     // when op_a = N, i.e. tag ba when A is transposed), bias broadcast over dst's columns (m).
-    const memory::dims src_dims = {shape.n, shape.k}, wei_dims = {shape.k, shape.m},
-                       dst_dims = {shape.n, shape.m}, bias_dims = {1, shape.m};
+    const memory::dims src_dims = {shape.n, shape.k}, wei_dims = {shape.k, shape.m}, dst_dims = {shape.n, shape.m},
+                       bias_dims = {1, shape.m};
     const memory::desc src_md(src_dims, dt, shape.op_b == Op::N ? tag::ab : tag::ba);
     const memory::desc wei_md(wei_dims, dt, shape.op_a == Op::N ? tag::ab : tag::ba);
     const memory::desc dst_md(dst_dims, dt, tag::ab);
@@ -64,23 +64,24 @@ PeerPoint onednn_matmul_time(const PeerShape& shape, DType dtype, OnednnPostOp p
       attr.set_post_ops(ops);
     }
     const bool bias = post != OnednnPostOp::none;
-    const auto desc = bias ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md)
-                           : dnnl::matmul::desc(src_md, wei_md, dst_md);
+    const auto desc =
+        bias ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md) : dnnl::matmul::desc(src_md, wei_md, dst_md);
     const dnnl::matmul::primitive_desc pd(desc, attr, engine);
     const dnnl::matmul prim(pd);
     memory src(src_md, engine), wei(wei_md, engine), dst(dst_md, engine), bias_mem(bias_md, engine);
     // Small values; the bytes of a bf16/f32 fill pattern are all that matter for timing.
-    for (memory* m : {&src, &wei, &dst, &bias_mem})
-      std::memset(m->get_data_handle(), 0x3c, m->get_desc().get_size());
+    for (memory* m : {&src, &wei, &dst, &bias_mem}) std::memset(m->get_data_handle(), 0x3c, m->get_desc().get_size());
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
     if (bias) args[DNNL_ARG_BIAS] = bias_mem;
-    const Measurement m = measure([&] {
-      prim.execute(stream, args);
-      stream.wait();
-    }, options);
+    const Measurement m = measure(
+        [&] {
+          prim.execute(stream, args);
+          stream.wait();
+        },
+        options);
     point.ms = m.median_ms;
-    point.gflops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
-                   static_cast<double>(shape.k) / (m.median_ms * 1e6);
+    point.gflops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) /
+                   (m.median_ms * 1e6);
     note = std::string("oneDNN matmul: ") + pd.impl_info_str();
   } catch (const dnnl::error& e) {
     note = std::string("oneDNN declined: ") + e.what();

@@ -23,8 +23,8 @@ struct OnednnLayerNorm::State {
   std::vector<unsigned char> backward_scratch;
 };
 
-OnednnLayerNorm::OnednnLayerNorm(std::int64_t rows, std::int64_t n, DType x_dtype,
-                                 DType param_dtype, float eps, const OnednnNormBuffers& b) {
+OnednnLayerNorm::OnednnLayerNorm(std::int64_t rows, std::int64_t n, DType x_dtype, DType param_dtype, float eps,
+                                 const OnednnNormBuffers& b) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   if (param_dtype != DType::f32) {
@@ -41,15 +41,14 @@ OnednnLayerNorm::OnednnLayerNorm(std::int64_t rows, std::int64_t n, DType x_dtyp
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 
-    const dnnl::layer_normalization_forward::desc fwd_desc(
-        dnnl::prop_kind::forward_training, data_md, stat_md, eps, flags);
+    const dnnl::layer_normalization_forward::desc fwd_desc(dnnl::prop_kind::forward_training, data_md, stat_md, eps,
+                                                           flags);
     const dnnl::layer_normalization_forward::primitive_desc fwd_pd(fwd_desc, attr, s->engine);
-    const dnnl::layer_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, data_md,
-                                                            data_md, stat_md, eps, flags);
-    const dnnl::layer_normalization_backward::primitive_desc bwd_pd(bwd_desc, attr, s->engine,
-                                                                    fwd_pd);
-    if (fwd_pd.src_desc() != data_md || fwd_pd.dst_desc() != data_md ||
-        bwd_pd.diff_src_desc() != data_md || bwd_pd.diff_dst_desc() != data_md) {
+    const dnnl::layer_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, data_md, data_md, stat_md, eps,
+                                                            flags);
+    const dnnl::layer_normalization_backward::primitive_desc bwd_pd(bwd_desc, attr, s->engine, fwd_pd);
+    if (fwd_pd.src_desc() != data_md || fwd_pd.dst_desc() != data_md || bwd_pd.diff_src_desc() != data_md ||
+        bwd_pd.diff_dst_desc() != data_md) {
       reason_ = "oneDNN chose a non-plain layout for [rows, n] (would need reorders)";
       return;
     }
@@ -63,17 +62,15 @@ OnednnLayerNorm::OnednnLayerNorm(std::int64_t rows, std::int64_t n, DType x_dtyp
     auto wrap = [&](const dnnl::memory::desc& md, const void* p) {
       return dnnl::memory(md, s->engine, const_cast<void*>(p));
     };
-    const dnnl::memory x = wrap(data_md, b.x), mean = wrap(stat_md, b.mean),
-                       variance = wrap(stat_md, b.variance), gamma = wrap(param_md, b.gamma),
-                       beta = wrap(param_md, b.beta);
+    const dnnl::memory x = wrap(data_md, b.x), mean = wrap(stat_md, b.mean), variance = wrap(stat_md, b.variance),
+                       gamma = wrap(param_md, b.gamma), beta = wrap(param_md, b.beta);
     s->forward_args = {{DNNL_ARG_SRC, x},
                        {DNNL_ARG_DST, wrap(data_md, b.y)},
                        {DNNL_ARG_SCALE, gamma},
                        {DNNL_ARG_SHIFT, beta},
                        {DNNL_ARG_MEAN, mean},
                        {DNNL_ARG_VARIANCE, variance},
-                       {DNNL_ARG_SCRATCHPAD,
-                        wrap(fwd_pd.scratchpad_desc(), s->forward_scratch.data())}};
+                       {DNNL_ARG_SCRATCHPAD, wrap(fwd_pd.scratchpad_desc(), s->forward_scratch.data())}};
     s->backward_args = {{DNNL_ARG_SRC, x},
                         {DNNL_ARG_DIFF_DST, wrap(data_md, b.dy)},
                         {DNNL_ARG_MEAN, mean},
@@ -83,8 +80,7 @@ OnednnLayerNorm::OnednnLayerNorm(std::int64_t rows, std::int64_t n, DType x_dtyp
                         {DNNL_ARG_DIFF_SRC, wrap(data_md, b.dx)},
                         {DNNL_ARG_DIFF_SCALE, wrap(param_md, b.dgamma)},
                         {DNNL_ARG_DIFF_SHIFT, wrap(param_md, b.dbeta)},
-                        {DNNL_ARG_SCRATCHPAD,
-                         wrap(bwd_pd.scratchpad_desc(), s->backward_scratch.data())}};
+                        {DNNL_ARG_SCRATCHPAD, wrap(bwd_pd.scratchpad_desc(), s->backward_scratch.data())}};
     state_ = std::move(s);
   } catch (const dnnl::error& e) {
     reason_ = std::string("oneDNN declined: ") + e.what();
@@ -105,8 +101,7 @@ void OnednnLayerNorm::backward() {
 
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch);
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
 }  // namespace ampkit::tools

@@ -1,6 +1,7 @@
 // oneDNN's layer normalization as the peer of `ampkit bench norm` (tools layer, bench/peers/;
 // benchmarks only, never part of the library). Compiled to something only when
-// AMPKIT_HAVE_ONEDNN is set (CMake finds libdnnl); bench/norm.cpp guards its use the same way. oneDNN 2.6 has no RMSNorm.
+// AMPKIT_HAVE_ONEDNN is set (CMake finds libdnnl); bench/norm.cpp guards its use the same way. oneDNN 2.6 has no
+// RMSNorm.
 #pragma once
 
 #include <cstdint>

@@ -18,8 +18,8 @@ extern char** environ;
 
 namespace ampkit::tools::bench {
 
-std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, int threads,
-                                         int reps, double min_ms, std::string& note) {
+std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, int threads, int reps, double min_ms,
+                                         std::string& note) {
   std::vector<PeerPoint> points;
 #if !AMPKIT_HAVE_OPENBLAS
   (void)shapes, (void)threads, (void)reps, (void)min_ms;
@@ -57,9 +57,16 @@ std::vector<PeerPoint> run_openblas_peer(const std::vector<PeerShape>& shapes, i
       if (!shape_list.empty()) shape_list += ",";
       shape_list += std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     }
-    std::vector<std::string> arg_strings = {program, "--shapes", shape_list, "--threads",
-                                            std::to_string(threads), "--op", pair, "--reps",
-                                            std::to_string(reps > 0 ? reps : 5), "--min-ms",
+    std::vector<std::string> arg_strings = {program,
+                                            "--shapes",
+                                            shape_list,
+                                            "--threads",
+                                            std::to_string(threads),
+                                            "--op",
+                                            pair,
+                                            "--reps",
+                                            std::to_string(reps > 0 ? reps : 5),
+                                            "--min-ms",
                                             std::to_string(static_cast<long>(min_ms > 1 ? min_ms : 1))};
     const std::optional<std::string> child = run_child(arg_strings, env_strings, false, "OpenBLAS peer", note);
     if (!child) return {};

@@ -25,8 +25,10 @@ struct Shape {
 };
 
 [[noreturn]] void usage(const char* message) {
-  std::fprintf(stderr, "ampkit_openblas_peer: %s\nusage: ampkit_openblas_peer --shapes MxNxK[,...] "
-               "--threads T [--op nn|tn|nt|tt] [--reps R] [--min-ms MS]\n", message);
+  std::fprintf(stderr,
+               "ampkit_openblas_peer: %s\nusage: ampkit_openblas_peer --shapes MxNxK[,...] "
+               "--threads T [--op nn|tn|nt|tt] [--reps R] [--min-ms MS]\n",
+               message);
   std::exit(2);
 }
 
@@ -67,12 +69,18 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) usage(("missing value after " + arg).c_str());
     const std::string value = argv[++i];
-    if (arg == "--shapes") shapes = parse_shapes(value);
-    else if (arg == "--threads") threads = parse_long(value, "thread count");
-    else if (arg == "--reps") reps = parse_long(value, "rep count");
-    else if (arg == "--min-ms") min_ms = static_cast<double>(parse_long(value, "min-ms"));
-    else if (arg == "--op") op = value;
-    else usage(("unknown option " + arg).c_str());
+    if (arg == "--shapes")
+      shapes = parse_shapes(value);
+    else if (arg == "--threads")
+      threads = parse_long(value, "thread count");
+    else if (arg == "--reps")
+      reps = parse_long(value, "rep count");
+    else if (arg == "--min-ms")
+      min_ms = static_cast<double>(parse_long(value, "min-ms"));
+    else if (arg == "--op")
+      op = value;
+    else
+      usage(("unknown option " + arg).c_str());
   }
   if (shapes.empty()) usage("--shapes is required");
   if (op != "nn" && op != "tn" && op != "nt" && op != "tt") usage(("bad --op '" + op + "'").c_str());
@@ -88,9 +96,9 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.1f;
     const long lda = ta ? s.k : s.m, ldb = tb ? s.n : s.k;
     auto call = [&] {
-      cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(),
-                  static_cast<int>(lda), b.data(), static_cast<int>(ldb), 0.0f, c.data(), static_cast<int>(s.m));
+      cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
+                  static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(), static_cast<int>(lda), b.data(),
+                  static_cast<int>(ldb), 0.0f, c.data(), static_cast<int>(s.m));
     };
     call();
     call();
@@ -115,12 +123,13 @@ int main(int argc, char** argv) {
     std::sort(times.begin(), times.end());
     const std::size_t n = times.size();
     const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    const double gflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (median * 1e6);
-    std::printf("{\"peer\":\"openblas_sgemm\",\"m\":%ld,\"n\":%ld,\"k\":%ld,\"op\":\"%s\",\"threads\":%ld,"
-                "\"ms\":%.6g,\"gflops\":%.6g,\"samples\":%zu,\"openblas_coretype\":\"%s\","
-                "\"openblas_core\":\"%s\"}\n",
-                s.m, s.n, s.k, op.c_str(), threads, median, gflops, n, coretype ? coretype : "unset",
-                openblas_get_corename());
+    const double gflops =
+        2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (median * 1e6);
+    std::printf(
+        "{\"peer\":\"openblas_sgemm\",\"m\":%ld,\"n\":%ld,\"k\":%ld,\"op\":\"%s\",\"threads\":%ld,"
+        "\"ms\":%.6g,\"gflops\":%.6g,\"samples\":%zu,\"openblas_coretype\":\"%s\","
+        "\"openblas_core\":\"%s\"}\n",
+        s.m, s.n, s.k, op.c_str(), threads, median, gflops, n, coretype ? coretype : "unset", openblas_get_corename());
     std::fflush(stdout);
   }
   return 0;

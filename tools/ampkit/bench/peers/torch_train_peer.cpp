@@ -40,10 +40,9 @@ std::optional<TorchStep> run_torch_train_peer(const std::string& precision, int 
     why = "PyTorch not importable by python3 (Debian: apt-get install python3-torch; or set AMPKIT_PYTHON)";
     return std::nullopt;
   }
-  const std::optional<std::string> out =
-      run_child({python, script, "--precision", precision, "--threads", std::to_string(threads), "--steps",
-                 std::to_string(steps)},
-                {}, true, "PyTorch peer " + script, why);
+  const std::optional<std::string> out = run_child({python, script, "--precision", precision, "--threads",
+                                                    std::to_string(threads), "--steps", std::to_string(steps)},
+                                                   {}, true, "PyTorch peer " + script, why);
   if (!out) return std::nullopt;
   TorchStep step;
   step.step_ms = json_number_field(*out, "step_ms");
