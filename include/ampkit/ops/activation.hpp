@@ -3,6 +3,8 @@
 // (src/cpu/math/gelu_math.hpp), so fused and unfused graphs compute the same values.
 #pragma once
 
+#include <string>
+
 #include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/gemm.hpp"
 
@@ -18,5 +20,16 @@ void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant)
 ///   x, dy, dx: the same shape, dtypes each in {f32, bf16, f16}; dx may alias dy exactly.
 /// Throws ampkit::Error (nothing written) on a bad shape, dtype, device or overlap.
 void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant);
+
+/// Empty when the call would run; otherwise the message it would throw. Never throw.
+std::string gelu_forward_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept;
+std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                GeluVariant variant) noexcept;
+
+/// The kernel the call would use now (given AMPKIT_ISA and the machine), e.g. "gelu_cpu".
+/// Throw like the call.
+const char* gelu_forward_kernel_name(const TensorView& x, const TensorView& y, GeluVariant variant);
+const char* gelu_backward_kernel_name(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                      GeluVariant variant);
 
 }  // namespace ampkit

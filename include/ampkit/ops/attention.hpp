@@ -5,6 +5,7 @@
 // count. The forward saves the per-row log-sum-exp; the backward recomputes the probabilities.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ampkit/core/tensor.hpp"
@@ -58,6 +59,10 @@ struct AttentionBackwardArgs {
   bool accumulate = false;
 };
 void attention_backward(const AttentionBackwardArgs& args);
+
+/// Empty when the call with `args` would run; otherwise the message it would throw. Never throw.
+std::string attention_check(const AttentionForwardArgs& args) noexcept;
+std::string attention_check(const AttentionBackwardArgs& args) noexcept;
 
 /// The kernel the call with `args` would use now, e.g. "attention_fwd_cpu". Throws like the call.
 const char* attention_kernel_name(const AttentionForwardArgs& args);

@@ -6,6 +6,8 @@
 // stride. An output may alias an input exactly (in place); partial overlap is rejected.
 #pragma once
 
+#include <string>
+
 #include "ampkit/core/tensor.hpp"
 
 namespace ampkit {
@@ -28,5 +30,21 @@ void sum_rows(const TensorView& x, const TensorView& out, bool accumulate);
 
 /// out = alpha * x. x, out: the same shape; alpha finite. Throws ampkit::Error.
 void scale(const TensorView& x, float alpha, const TensorView& out);
+
+/// Empty when the call with these arguments would run; otherwise the message it would throw.
+/// Never throw.
+std::string add_check(const TensorView& a, const TensorView& b, const TensorView& out) noexcept;
+std::string add_accumulate_check(const TensorView& x, const TensorView& acc) noexcept;
+std::string add_row_vector_check(const TensorView& x, const TensorView& bias, const TensorView& out) noexcept;
+std::string sum_rows_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept;
+std::string scale_check(const TensorView& x, float alpha, const TensorView& out) noexcept;
+
+/// The kernel the call would use now, e.g. "elementwise_cpu" or "sum_rows_blocked32_cpu".
+/// Throw like the call.
+const char* add_kernel_name(const TensorView& a, const TensorView& b, const TensorView& out);
+const char* add_accumulate_kernel_name(const TensorView& x, const TensorView& acc);
+const char* add_row_vector_kernel_name(const TensorView& x, const TensorView& bias, const TensorView& out);
+const char* sum_rows_kernel_name(const TensorView& x, const TensorView& out, bool accumulate);
+const char* scale_kernel_name(const TensorView& x, float alpha, const TensorView& out);
 
 }  // namespace ampkit

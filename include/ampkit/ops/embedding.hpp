@@ -4,6 +4,8 @@
 // in order for every column.
 #pragma once
 
+#include <string>
+
 #include "ampkit/core/tensor.hpp"
 
 namespace ampkit {
@@ -32,5 +34,16 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
 /// needs more than an earlier one (ErrorKind::out_of_memory, nothing written, when it cannot).
 /// Throws ampkit::Error (nothing written) like embedding_forward.
 void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate);
+
+/// Empty when the call would run; otherwise the message it would throw (the ids are read).
+/// Never throw.
+std::string embedding_forward_check(const TensorView& ids, const TensorView& table, const TensorView& out) noexcept;
+std::string embedding_backward_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                     bool accumulate) noexcept;
+
+/// The kernel the call would use now, e.g. "embedding_fwd_cpu". Throw like the call.
+const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out);
+const char* embedding_backward_kernel_name(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                           bool accumulate);
 
 }  // namespace ampkit

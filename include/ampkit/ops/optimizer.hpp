@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "ampkit/core/tensor.hpp"
 
@@ -49,6 +50,14 @@ struct SgdArgs {
   float lr = 0.0f, momentum = 0.0f, weight_decay = 0.0f, grad_scale = 1.0f;
 };
 void sgd_step(const SgdArgs& args);
+
+/// Empty when the step would run; otherwise the message it would throw. Never throw.
+std::string adamw_check(const AdamWArgs& args) noexcept;
+std::string sgd_check(const SgdArgs& args) noexcept;
+
+/// The kernel the step would use now, e.g. "adamw_fused_cpu". Throw like the step.
+const char* adamw_kernel_name(const AdamWArgs& args);
+const char* sgd_kernel_name(const SgdArgs& args);
 
 /// Sum of squares of all elements of all grads, in fp64 in a fixed order -> sqrt; NaN/Inf
 /// propagate. The order: blocks of 4096 elements of each view, each block summed over 8

@@ -4,6 +4,8 @@
 // depend on the thread count.
 #pragma once
 
+#include <string>
+
 #include "ampkit/core/tensor.hpp"
 
 namespace ampkit {
@@ -24,5 +26,19 @@ void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& t
 /// Throws ampkit::Error (nothing written) like the forward.
 void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
                                     float dloss, const TensorView& dlogits);
+
+/// Empty when the call would run; otherwise the message it would throw (the targets are read).
+/// Never throw.
+std::string softmax_cross_entropy_forward_check(const TensorView& logits, const TensorView& targets,
+                                                const TensorView& loss, const TensorView& lse) noexcept;
+std::string softmax_cross_entropy_backward_check(const TensorView& logits, const TensorView& targets,
+                                                 const TensorView& lse, float dloss,
+                                                 const TensorView& dlogits) noexcept;
+
+/// The kernel the call would use now, e.g. "softmax_cross_entropy_fwd_cpu". Throw like the call.
+const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,
+                                                      const TensorView& loss, const TensorView& lse);
+const char* softmax_cross_entropy_backward_kernel_name(const TensorView& logits, const TensorView& targets,
+                                                       const TensorView& lse, float dloss, const TensorView& dlogits);
 
 }  // namespace ampkit

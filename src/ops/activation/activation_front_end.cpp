@@ -1,10 +1,12 @@
 // Front end of gelu_forward and gelu_backward (ops layer): validates every argument
-// (include/ampkit/ops/activation.hpp), turns the call into a GeluProblem and runs the first entry
-// of gelu_kernels() that takes it. Nothing is written on a rejected call.
+// (include/ampkit/ops/activation.hpp) while decoding the call into a GeluProblem, and runs the
+// first entry of gelu_kernels() that takes it; the *_check and *_kernel_name queries decode the
+// same way. Nothing is written on a rejected call.
 #include "ampkit/ops/activation.hpp"
 
 #include "ampkit/core/error.hpp"
 #include "ops/activation/activation_kernels.hpp"
+#include "ops/check_message.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
 namespace ampkit {
@@ -20,9 +22,7 @@ void run(const cpu::GeluProblem& p) {
   ops::select_kernel(cpu::gelu_kernels(), p).run(p);
 }
 
-}  // namespace
-
-void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant) {
+cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant) {
   const char* fn = "gelu_forward";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "y", y);
@@ -41,10 +41,11 @@ void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant)
   p.out = ry.data;
   p.out_dtype = ry.dtype;
   p.out_row_stride = ry.row_stride;
-  run(p);
+  return p;
 }
 
-void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant) {
+cpu::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                  GeluVariant variant) {
   const char* fn = "gelu_backward";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "dy", dy);
@@ -71,7 +72,35 @@ void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& 
   p.out = rdx.data;
   p.out_dtype = rdx.dtype;
   p.out_row_stride = rdx.row_stride;
-  run(p);
+  return p;
+}
+
+}  // namespace
+
+void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant) {
+  run(forward_problem(x, y, variant));
+}
+
+void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant) {
+  run(backward_problem(x, dy, dx, variant));
+}
+
+std::string gelu_forward_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept {
+  return ops::check_message("gelu_forward", [&] { forward_problem(x, y, variant); });
+}
+
+std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                GeluVariant variant) noexcept {
+  return ops::check_message("gelu_backward", [&] { backward_problem(x, dy, dx, variant); });
+}
+
+const char* gelu_forward_kernel_name(const TensorView& x, const TensorView& y, GeluVariant variant) {
+  return ops::select_kernel(cpu::gelu_kernels(), forward_problem(x, y, variant)).name;
+}
+
+const char* gelu_backward_kernel_name(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                      GeluVariant variant) {
+  return ops::select_kernel(cpu::gelu_kernels(), backward_problem(x, dy, dx, variant)).name;
 }
 
 }  // namespace ampkit

@@ -1,10 +1,11 @@
 // Front end of attention_forward / attention_backward (ops layer): validates and decodes the call
 // (attention_validate.cpp), then runs the first entry of the direction's kernel list that takes
 // the problem. Nothing is written on a rejected call; an empty problem (batch or seq 0, or no
-// gradient requested) runs no kernel. Also the kernel name / statuses queries.
+// gradient requested) runs no kernel. Also the check, kernel name and statuses queries.
 #include "ampkit/ops/attention.hpp"
 
 #include "ops/attention/attention_problem.hpp"
+#include "ops/check_message.hpp"
 
 namespace ampkit {
 
@@ -19,6 +20,14 @@ void attention_backward(const AttentionBackwardArgs& args) {
   if (p.batch == 0 || p.seq == 0) return;
   if (p.dq.data == nullptr && p.dk.data == nullptr && p.dv.data == nullptr) return;
   ops::select_kernel(ops::attention_backward_kernels(), p).run(p);
+}
+
+std::string attention_check(const AttentionForwardArgs& args) noexcept {
+  return ops::check_message("attention_forward", [&] { ops::validate_attention_forward(args); });
+}
+
+std::string attention_check(const AttentionBackwardArgs& args) noexcept {
+  return ops::check_message("attention_backward", [&] { ops::validate_attention_backward(args); });
 }
 
 const char* attention_kernel_name(const AttentionForwardArgs& args) {

@@ -1,9 +1,11 @@
 // Front end of add, add_accumulate, add_row_vector, sum_rows and scale (ops layer): validates
-// every argument (include/ampkit/ops/elementwise.hpp), turns the call into a kernel problem and
-// runs the first entry of the kernel list that takes it. Nothing is written on a rejected call.
+// every argument (include/ampkit/ops/elementwise.hpp) while decoding the call into a kernel
+// problem, and runs the first entry of the kernel list that takes it; the *_check and
+// *_kernel_name queries decode the same way. Nothing is written on a rejected call.
 #include "ampkit/ops/elementwise.hpp"
 
 #include "ampkit/core/error.hpp"
+#include "ops/check_message.hpp"
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 
@@ -18,8 +20,8 @@ void run(const cpu::ElementwiseProblem& p) {
 }
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
-void add_same_shape(const char* fn, const char* a_name, const TensorView& a, const char* b_name, const TensorView& b,
-                    const char* out_name, const TensorView& out) {
+cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
+                                    const TensorView& b, const char* out_name, const TensorView& out) {
   ops::check_float_operand(fn, a_name, a);
   ops::check_float_operand(fn, b_name, b);
   ops::check_float_operand(fn, out_name, out);
@@ -38,20 +40,10 @@ void add_same_shape(const char* fn, const char* a_name, const TensorView& a, con
   p.out = ro.data;
   p.out_dtype = ro.dtype;
   p.out_row_stride = ro.row_stride;
-  run(p);
+  return p;
 }
 
-}  // namespace
-
-void add(const TensorView& a, const TensorView& b, const TensorView& out) {
-  add_same_shape("add", "a", a, "b", b, "out", out);
-}
-
-void add_accumulate(const TensorView& x, const TensorView& acc) {
-  add_same_shape("add_accumulate", "x", x, "acc", acc, "acc", acc);
-}
-
-void add_row_vector(const TensorView& x, const TensorView& bias, const TensorView& out) {
+cpu::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out) {
   const char* fn = "add_row_vector";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "bias", bias);
@@ -74,10 +66,10 @@ void add_row_vector(const TensorView& x, const TensorView& bias, const TensorVie
   p.out = ro.data;
   p.out_dtype = ro.dtype;
   p.out_row_stride = ro.row_stride;
-  run(p);
+  return p;
 }
 
-void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
+cpu::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out, bool accumulate) {
   const char* fn = "sum_rows";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "out", out);
@@ -88,7 +80,6 @@ void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
   const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
   const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
   ops::check_disjoint(fn, "out", ro, "x", rx);
-  if (ro.n == 0) return;
   cpu::SumRowsProblem p;
   p.rows = rx.rows;
   p.n = ro.n;
@@ -98,10 +89,10 @@ void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
   p.out = ro.data;
   p.out_dtype = ro.dtype;
   p.accumulate = accumulate;
-  ops::select_kernel(cpu::sum_rows_kernels(), p).run(p);
+  return p;
 }
 
-void scale(const TensorView& x, float alpha, const TensorView& out) {
+cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out) {
   const char* fn = "scale";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "out", out);
@@ -118,7 +109,73 @@ void scale(const TensorView& x, float alpha, const TensorView& out) {
   p.out = ro.data;
   p.out_dtype = ro.dtype;
   p.out_row_stride = ro.row_stride;
-  run(p);
+  return p;
+}
+
+const char* kernel_name(const cpu::ElementwiseProblem& p) {
+  return ops::select_kernel(cpu::elementwise_kernels(), p).name;
+}
+
+}  // namespace
+
+void add(const TensorView& a, const TensorView& b, const TensorView& out) {
+  run(add_problem("add", "a", a, "b", b, "out", out));
+}
+
+void add_accumulate(const TensorView& x, const TensorView& acc) {
+  run(add_problem("add_accumulate", "x", x, "acc", acc, "acc", acc));
+}
+
+void add_row_vector(const TensorView& x, const TensorView& bias, const TensorView& out) {
+  run(add_row_vector_problem(x, bias, out));
+}
+
+void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
+  const cpu::SumRowsProblem p = sum_rows_problem(x, out, accumulate);
+  if (p.n == 0) return;
+  ops::select_kernel(cpu::sum_rows_kernels(), p).run(p);
+}
+
+void scale(const TensorView& x, float alpha, const TensorView& out) { run(scale_problem(x, alpha, out)); }
+
+std::string add_check(const TensorView& a, const TensorView& b, const TensorView& out) noexcept {
+  return ops::check_message("add", [&] { add_problem("add", "a", a, "b", b, "out", out); });
+}
+
+std::string add_accumulate_check(const TensorView& x, const TensorView& acc) noexcept {
+  return ops::check_message("add_accumulate", [&] { add_problem("add_accumulate", "x", x, "acc", acc, "acc", acc); });
+}
+
+std::string add_row_vector_check(const TensorView& x, const TensorView& bias, const TensorView& out) noexcept {
+  return ops::check_message("add_row_vector", [&] { add_row_vector_problem(x, bias, out); });
+}
+
+std::string sum_rows_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept {
+  return ops::check_message("sum_rows", [&] { sum_rows_problem(x, out, accumulate); });
+}
+
+std::string scale_check(const TensorView& x, float alpha, const TensorView& out) noexcept {
+  return ops::check_message("scale", [&] { scale_problem(x, alpha, out); });
+}
+
+const char* add_kernel_name(const TensorView& a, const TensorView& b, const TensorView& out) {
+  return kernel_name(add_problem("add", "a", a, "b", b, "out", out));
+}
+
+const char* add_accumulate_kernel_name(const TensorView& x, const TensorView& acc) {
+  return kernel_name(add_problem("add_accumulate", "x", x, "acc", acc, "acc", acc));
+}
+
+const char* add_row_vector_kernel_name(const TensorView& x, const TensorView& bias, const TensorView& out) {
+  return kernel_name(add_row_vector_problem(x, bias, out));
+}
+
+const char* sum_rows_kernel_name(const TensorView& x, const TensorView& out, bool accumulate) {
+  return ops::select_kernel(cpu::sum_rows_kernels(), sum_rows_problem(x, out, accumulate)).name;
+}
+
+const char* scale_kernel_name(const TensorView& x, float alpha, const TensorView& out) {
+  return kernel_name(scale_problem(x, alpha, out));
 }
 
 }  // namespace ampkit

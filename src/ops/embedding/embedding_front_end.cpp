@@ -1,13 +1,14 @@
 // Front end of embedding_forward and embedding_backward (ops layer): validates every argument
 // (include/ampkit/ops/embedding.hpp) including every id against the vocabulary, builds the
-// direction's problem and runs the first entry of its kernel list that takes it. Nothing is
-// written on a rejected call.
+// direction's problem and runs the first entry of its kernel list that takes it; the *_check and
+// *_kernel_name queries decode the same way. Nothing is written on a rejected call.
 #include "ampkit/ops/embedding.hpp"
 
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
+#include "ops/check_message.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 
@@ -59,9 +60,7 @@ void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t to
     if (ids[t] < 0 || ids[t] >= vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
 }
 
-}  // namespace
-
-void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out) {
   const char* fn = "embedding_forward";
   const ops::RowsOperand rids = check_ids(fn, ids);
   const ops::RowsOperand rtable = check_matrix(fn, "table", table);
@@ -72,7 +71,6 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
   ops::check_disjoint(fn, "out", rout, "table", rtable);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
   check_ids_in_range(fn, id, tokens, vocab);
-  if (tokens == 0 || dim == 0) return;
   cpu::EmbeddingForwardProblem p;
   p.tokens = tokens;
   p.vocab = vocab;
@@ -84,10 +82,11 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
   p.out = rout.data;
   p.out_dtype = rout.dtype;
   p.out_row_stride = rout.row_stride;
-  ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
+  return p;
 }
 
-void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
+cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                               bool accumulate) {
   const char* fn = "embedding_backward";
   const ops::RowsOperand rids = check_ids(fn, ids);
   const ops::RowsOperand rdout = check_matrix(fn, "dout", dout);
@@ -98,7 +97,6 @@ void embedding_backward(const TensorView& ids, const TensorView& dout, const Ten
   ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
   check_ids_in_range(fn, id, tokens, vocab);
-  if (vocab == 0 || dim == 0) return;  // tokens == 0 too (no id is in range)
   cpu::EmbeddingBackwardProblem p;
   p.tokens = tokens;
   p.vocab = vocab;
@@ -111,7 +109,39 @@ void embedding_backward(const TensorView& ids, const TensorView& dout, const Ten
   p.dtable_dtype = rdtable.dtype;
   p.dtable_row_stride = rdtable.row_stride;
   p.accumulate = accumulate;
+  return p;
+}
+
+}  // namespace
+
+void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+  const cpu::EmbeddingForwardProblem p = forward_problem(ids, table, out);
+  if (p.tokens == 0 || p.dim == 0) return;
+  ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
+}
+
+void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
+  const cpu::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
+  if (p.vocab == 0 || p.dim == 0) return;  // tokens == 0 too (no id is in range)
   ops::select_kernel(cpu::embedding_backward_kernels(), p).run(p);
+}
+
+std::string embedding_forward_check(const TensorView& ids, const TensorView& table, const TensorView& out) noexcept {
+  return ops::check_message("embedding_forward", [&] { forward_problem(ids, table, out); });
+}
+
+std::string embedding_backward_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                     bool accumulate) noexcept {
+  return ops::check_message("embedding_backward", [&] { backward_problem(ids, dout, dtable, accumulate); });
+}
+
+const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out) {
+  return ops::select_kernel(cpu::embedding_forward_kernels(), forward_problem(ids, table, out)).name;
+}
+
+const char* embedding_backward_kernel_name(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                           bool accumulate) {
+  return ops::select_kernel(cpu::embedding_backward_kernels(), backward_problem(ids, dout, dtable, accumulate)).name;
 }
 
 }  // namespace ampkit

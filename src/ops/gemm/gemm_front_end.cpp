@@ -32,6 +32,14 @@ const cpu::GemmKernel& run_on_cuda(const cpu::GemmProblem& problem, cpu::GemmCou
   return kernel;
 }
 
+// The decoded problem of a valid call; a rejected call throws.
+cpu::GemmProblem validated_problem(const GemmArgs& args) {
+  cpu::GemmProblem problem;
+  const std::string message = cpu::gemm_validate(args, problem);
+  if (!message.empty()) reject(args, message);
+  return problem;
+}
+
 }  // namespace
 
 std::string gemm_check(const GemmArgs& args) noexcept {
@@ -43,21 +51,15 @@ std::string gemm_check(const GemmArgs& args) noexcept {
 }
 
 const char* gemm_kernel_name(const GemmArgs& args) {
-  const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) reject(args, message);
-  return ops::select_kernel(gemm_list(args), cpu::make_gemm_problem(args)).name;
+  return ops::select_kernel(gemm_list(args), validated_problem(args)).name;
 }
 
 std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args) {
-  const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) reject(args, message);
-  return ops::kernel_statuses(gemm_list(args), cpu::make_gemm_problem(args));
+  return ops::kernel_statuses(gemm_list(args), validated_problem(args));
 }
 
 void gemm(const GemmArgs& args, GemmReport* report) {
-  const std::string message = cpu::gemm_validate(args);
-  if (!message.empty()) reject(args, message);
-  cpu::GemmProblem problem = cpu::make_gemm_problem(args);
+  cpu::GemmProblem problem = validated_problem(args);
   problem.want_counters = report != nullptr;
   cpu::GemmCounters counters;
   const cpu::GemmKernel* kernel = nullptr;

@@ -35,7 +35,8 @@ struct GemmProblem {
   GemmBiasGrad bias_grad = GemmBiasGrad::none;
 };
 
-/// Decodes args (already validated) into a GemmProblem.
+/// Decodes args (already validated) into a GemmProblem (gemm_problem.cpp). The front end gets it
+/// from gemm_validate; tests and kernels that build problems directly call this.
 GemmProblem make_gemm_problem(const GemmArgs& args);
 
 /// Per-call counters (GemmReport's), summed over threads (integer sums: order-free).
@@ -64,7 +65,9 @@ void gemm_write_bias_grad_only(const GemmProblem& problem);
 /// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
 const char* gemm_skinny_declines(const GemmProblem& problem);
 
-/// The validation message for args ("" when valid). Never throws (except std::bad_alloc).
+/// The validation message for args ("" when valid), and for a valid call its decoded problem in
+/// `problem` (untouched otherwise). Never throws (except std::bad_alloc).
+std::string gemm_validate(const GemmArgs& args, GemmProblem& problem);
 std::string gemm_validate(const GemmArgs& args);
 
 // The engines (one per kernel-list entry).

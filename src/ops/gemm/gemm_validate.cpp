@@ -1,6 +1,8 @@
-// GEMM argument validation (kernels layer): every check gemm() makes before it touches an
-// output, as one message naming the function, the argument, what was expected and what was
-// given. Called by gemm / gemm_check / gemm_kernel_name (gemm_front_end.cpp).
+// GEMM argument validation (ops layer): every check gemm() makes before it touches an output, in
+// order (enumerations, sizes, leading dimensions, epilogue operands, data pointers, byte sizes,
+// aliasing, device memory), as one message naming the function, the argument, what was expected
+// and what was given; a valid call is decoded once into its GemmProblem. Called by the front end
+// (gemm_front_end.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -58,74 +60,11 @@ struct Region {
   bool output;
 };
 
-}  // namespace
+using detail::concat;
 
-GemmProblem make_gemm_problem(const GemmArgs& args) {
-  GemmProblem p;
-  p.args = args;
-  p.fp16 = args.a_dtype == DType::f16 || args.b_dtype == DType::f16;
-  p.flush = p.fp16 && args.fp16_mode == Fp16Mode::flush;
-  p.alt = p.fp16 && args.fp16_mode == Fp16Mode::alt;
-  p.use_c = args.beta != 0.0f;
-  // A leading dimension means nothing for a matrix with no element or a single column, so a valid
-  // call may give any value there (2^62 included); engines form column pointers from it before
-  // their loops, and that product can overflow. The smallest valid value describes the same matrix.
-  const auto tidy = [](std::int64_t& ld, std::int64_t rows, std::int64_t cols) {
-    if (rows == 0 || cols <= 1) ld = std::max<std::int64_t>(1, rows);
-  };
-  const bool a_n = args.op_a == Op::N, b_n = args.op_b == Op::N;
-  tidy(p.args.lda, a_n ? args.m : args.k, a_n ? args.k : args.m);
-  tidy(p.args.ldb, b_n ? args.k : args.n, b_n ? args.n : args.k);
-  tidy(p.args.ldc, args.m, args.n);
-  tidy(p.args.ldd, args.m, args.n);
-  tidy(p.args.epilogue.aux_ld, args.m, args.n);
-  switch (args.epilogue.kind) {
-    case Epilogue::DEFAULT: break;
-    case Epilogue::BIAS: p.has_bias = true; break;
-    case Epilogue::RELU: p.activation = GemmActivation::relu; break;
-    case Epilogue::RELU_BIAS:
-      p.activation = GemmActivation::relu;
-      p.has_bias = true;
-      break;
-    case Epilogue::RELU_AUX:
-      p.activation = GemmActivation::relu;
-      p.aux_out = true;
-      break;
-    case Epilogue::RELU_AUX_BIAS: p.activation = GemmActivation::relu, p.aux_out = true, p.has_bias = true; break;
-    case Epilogue::GELU: p.activation = GemmActivation::gelu; break;
-    case Epilogue::GELU_BIAS:
-      p.activation = GemmActivation::gelu;
-      p.has_bias = true;
-      break;
-    case Epilogue::GELU_AUX:
-      p.activation = GemmActivation::gelu;
-      p.aux_out = true;
-      break;
-    case Epilogue::GELU_AUX_BIAS: p.activation = GemmActivation::gelu, p.aux_out = true, p.has_bias = true; break;
-    case Epilogue::DGELU:
-      p.activation = GemmActivation::dgelu;
-      p.aux_in = true;
-      break;
-    case Epilogue::DGELU_BGRAD:
-      p.activation = GemmActivation::dgelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
-      break;
-    case Epilogue::DRELU:
-      p.activation = GemmActivation::drelu;
-      p.aux_in = true;
-      break;
-    case Epilogue::DRELU_BGRAD:
-      p.activation = GemmActivation::drelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
-      break;
-    case Epilogue::BGRADA: p.bias_grad = GemmBiasGrad::rows_of_a; break;
-    case Epilogue::BGRADB: p.bias_grad = GemmBiasGrad::cols_of_b; break;
-  }
-  return p;
-}
-
-std::string gemm_validate(const GemmArgs& a) {
-  using detail::concat;
+// The enumerations and dtypes (everything after them switches on these), then the device.
+std::string check_enums(const GemmArgs& a) {
   const GemmEpilogue& e = a.epilogue;
-  // Enumerations first: everything below switches on them.
   if (a.op_a != Op::N && a.op_a != Op::T)
     return concat(kFn, ": op_a must be N or T, but got ", static_cast<int>(a.op_a));
   if (a.op_b != Op::N && a.op_b != Op::T)
@@ -148,7 +87,6 @@ std::string gemm_validate(const GemmArgs& a) {
   for (const auto& d : dtypes)
     if (!valid_dtype(d.t))
       return concat(kFn, ": ", d.name, " must be f32, bf16 or f16, but got ", static_cast<int>(d.t));
-
   if (a.device != Device::cpu && a.device != Device::cuda)
     return concat(kFn, ": device must be cpu or cuda, but got ", static_cast<int>(a.device));
   if (a.device == Device::cuda) {
@@ -158,36 +96,45 @@ std::string gemm_validate(const GemmArgs& a) {
       return concat(kFn, ": device_index must name one of this machine's ", ops::cuda_usable_devices(),
                     " CUDA device(s), but got ", a.device_index);
   }
+  return {};
+}
 
-  // Sizes.
-  if (a.m < 0) return concat(kFn, ": m must be >= 0, but got ", a.m);
-  if (a.n < 0) return concat(kFn, ": n must be >= 0, but got ", a.n);
-  if (a.k < 0) return concat(kFn, ": k must be >= 0, but got ", a.k);
+// The shapes of the operands as stored.
+struct Shapes {
+  std::int64_t a_rows, a_cols, b_rows, b_cols, m1;  // m1 = max(1, m)
+  explicit Shapes(const GemmArgs& a)
+      : a_rows(a.op_a == Op::N ? a.m : a.k),
+        a_cols(a.op_a == Op::N ? a.k : a.m),
+        b_rows(a.op_b == Op::N ? a.k : a.n),
+        b_cols(a.op_b == Op::N ? a.n : a.k),
+        m1(a.m > 1 ? a.m : 1) {}
+};
 
-  const GemmProblem p = make_gemm_problem(a);
-  const char* ep = epilogue_name(e.kind);
+std::string ld_message(const char* ld_name, std::int64_t ld, const char* what, std::int64_t need, const char* extra) {
+  return concat(kFn, ": ", ld_name, " (", ld, ") must be >= ", what, " (", need, ")", extra);
+}
 
-  // Leading dimensions: at least the rows of the matrix as stored (and at least 1).
-  const std::int64_t a_rows = a.op_a == Op::N ? a.m : a.k, a_cols = a.op_a == Op::N ? a.k : a.m;
-  const std::int64_t b_rows = a.op_b == Op::N ? a.k : a.n, b_cols = a.op_b == Op::N ? a.n : a.k;
-  const auto ld_message = [&](const char* ld_name, std::int64_t ld, const char* what, std::int64_t need,
-                              const char* extra) {
-    return concat(kFn, ": ", ld_name, " (", ld, ") must be >= ", what, " (", need, ")", extra);
-  };
-  if (a.lda < (a_rows > 1 ? a_rows : 1))
-    return ld_message("lda", a.lda, a.op_a == Op::N ? "max(1, m)" : "max(1, k)", a_rows > 1 ? a_rows : 1,
+// Leading dimensions: at least the rows of the matrix as stored (and at least 1).
+std::string check_leading_dimensions(const GemmArgs& a, const GemmProblem& p, const Shapes& s) {
+  if (a.lda < (s.a_rows > 1 ? s.a_rows : 1))
+    return ld_message("lda", a.lda, a.op_a == Op::N ? "max(1, m)" : "max(1, k)", s.a_rows > 1 ? s.a_rows : 1,
                       a.op_a == Op::N ? " for op(A) = N" : " for op(A) = T");
-  if (a.ldb < (b_rows > 1 ? b_rows : 1))
-    return ld_message("ldb", a.ldb, a.op_b == Op::N ? "max(1, k)" : "max(1, n)", b_rows > 1 ? b_rows : 1,
+  if (a.ldb < (s.b_rows > 1 ? s.b_rows : 1))
+    return ld_message("ldb", a.ldb, a.op_b == Op::N ? "max(1, k)" : "max(1, n)", s.b_rows > 1 ? s.b_rows : 1,
                       a.op_b == Op::N ? " for op(B) = N" : " for op(B) = T");
-  const std::int64_t m1 = a.m > 1 ? a.m : 1;
-  if (a.ldd < m1) return ld_message("ldd", a.ldd, "max(1, m)", m1, "");
-  if (a.c != nullptr && a.ldc < m1) return ld_message("ldc", a.ldc, "max(1, m)", m1, "");
-  const bool uses_aux = p.aux_in || p.aux_out;
-  if (uses_aux && e.aux_ld < m1)
-    return ld_message("epilogue.aux_ld", e.aux_ld, "max(1, m)", m1, concat(" for epilogue ", ep).c_str());
+  if (a.ldd < s.m1) return ld_message("ldd", a.ldd, "max(1, m)", s.m1, "");
+  if (a.c != nullptr && a.ldc < s.m1) return ld_message("ldc", a.ldc, "max(1, m)", s.m1, "");
+  if ((p.aux_in || p.aux_out) && a.epilogue.aux_ld < s.m1)
+    return ld_message("epilogue.aux_ld", a.epilogue.aux_ld, "max(1, m)", s.m1,
+                      concat(" for epilogue ", epilogue_name(a.epilogue.kind)).c_str());
+  return {};
+}
 
-  // Which epilogue pointers must be set and which must not.
+// Which epilogue pointers must be set and which must not, and their dtypes.
+std::string check_epilogue_operands(const GemmArgs& a, const GemmProblem& p) {
+  const GemmEpilogue& e = a.epilogue;
+  const char* ep = epilogue_name(e.kind);
+  const bool uses_aux = p.aux_in || p.aux_out;
   const bool needs_bias_grad = p.bias_grad != GemmBiasGrad::none;
   if (p.has_bias && e.bias == nullptr && a.m > 0)
     return concat(kFn, ": epilogue.bias must be set (length m = ", a.m, ") for epilogue ", ep, ", but it is null");
@@ -212,8 +159,11 @@ std::string gemm_validate(const GemmArgs& a) {
   if (uses_aux && e.aux_dtype != DType::f32 && e.aux_dtype != a.d_dtype)
     return concat(kFn, ": epilogue.aux_dtype must be f32 or d_dtype (", dtype_name(a.d_dtype), "), but got ",
                   dtype_name(e.aux_dtype));
+  return {};
+}
 
-  // Null data pointers with non-zero sizes.
+// Null data pointers with non-zero sizes.
+std::string check_data_pointers(const GemmArgs& a, const GemmProblem& p, const Shapes& s) {
   if (a.a == nullptr && a.m > 0 && a.k > 0)
     return concat(kFn, ": a is null but op(A) has ", a.m, " x ", a.k, " elements");
   if (a.b == nullptr && a.k > 0 && a.n > 0)
@@ -221,45 +171,61 @@ std::string gemm_validate(const GemmArgs& a) {
   if (a.d == nullptr && a.m > 0 && a.n > 0) return concat(kFn, ": d is null but D has ", a.m, " x ", a.n, " elements");
   if (p.use_c && a.c == nullptr && a.m > 0 && a.n > 0)
     return concat(kFn, ": c must be set when beta != 0 (beta = ", a.beta, "), but it is null");
-  if (p.use_c && a.ldc < m1) return ld_message("ldc", a.ldc, "max(1, m)", m1, "");
+  if (p.use_c && a.ldc < s.m1) return ld_message("ldc", a.ldc, "max(1, m)", s.m1, "");
+  return {};
+}
 
-  // Byte footprints (int64 overflow is an error: no such buffer can exist).
-  const std::int64_t a_bytes = matrix_bytes(a_rows, a_cols, a.lda, a.a_dtype);
-  const std::int64_t b_bytes = matrix_bytes(b_rows, b_cols, a.ldb, a.b_dtype);
-  const std::int64_t c_bytes = a.c != nullptr ? matrix_bytes(a.m, a.n, a.ldc, a.c_dtype) : 0;
-  const std::int64_t d_bytes = matrix_bytes(a.m, a.n, a.ldd, a.d_dtype);
-  const std::int64_t aux_bytes = uses_aux ? matrix_bytes(a.m, a.n, e.aux_ld, e.aux_dtype) : 0;
-  const std::int64_t bias_bytes = p.has_bias ? matrix_bytes(a.m, 1, 1, e.bias_dtype) : 0;
-  const std::int64_t bias_grad_bytes = needs_bias_grad ? matrix_bytes(bias_grad_len, 1, 1, e.bias_dtype) : 0;
+// Byte footprints of every operand (-1: the size overflows int64).
+struct Footprints {
+  std::int64_t a, b, c, d, aux, bias, bias_grad;
+  Footprints(const GemmArgs& g, const GemmProblem& p, const Shapes& s) {
+    const GemmEpilogue& e = g.epilogue;
+    a = matrix_bytes(s.a_rows, s.a_cols, g.lda, g.a_dtype);
+    b = matrix_bytes(s.b_rows, s.b_cols, g.ldb, g.b_dtype);
+    c = g.c != nullptr ? matrix_bytes(g.m, g.n, g.ldc, g.c_dtype) : 0;
+    d = matrix_bytes(g.m, g.n, g.ldd, g.d_dtype);
+    aux = p.aux_in || p.aux_out ? matrix_bytes(g.m, g.n, e.aux_ld, e.aux_dtype) : 0;
+    bias = p.has_bias ? matrix_bytes(g.m, 1, 1, e.bias_dtype) : 0;
+    const std::int64_t bias_grad_len = p.bias_grad == GemmBiasGrad::cols_of_b ? g.n : g.m;
+    bias_grad = p.bias_grad != GemmBiasGrad::none ? matrix_bytes(bias_grad_len, 1, 1, e.bias_dtype) : 0;
+  }
+};
+
+// No such buffer can exist when a byte size overflows int64.
+std::string check_footprints(const GemmArgs& a, const Shapes& s, const Footprints& f) {
   const struct {
     const char* name;
     std::int64_t bytes;
     std::int64_t rows, cols, ld;
-  } sizes[] = {{"A", a_bytes, a_rows, a_cols, a.lda},
-               {"B", b_bytes, b_rows, b_cols, a.ldb},
-               {"C", c_bytes, a.m, a.n, a.ldc},
-               {"D", d_bytes, a.m, a.n, a.ldd},
-               {"aux", aux_bytes, a.m, a.n, e.aux_ld}};
-  for (const auto& s : sizes)
-    if (s.bytes < 0)
-      return concat(kFn, ": the size of ", s.name, " (", s.rows, " x ", s.cols, ", ld ", s.ld,
+  } sizes[] = {{"A", f.a, s.a_rows, s.a_cols, a.lda},
+               {"B", f.b, s.b_rows, s.b_cols, a.ldb},
+               {"C", f.c, a.m, a.n, a.ldc},
+               {"D", f.d, a.m, a.n, a.ldd},
+               {"aux", f.aux, a.m, a.n, a.epilogue.aux_ld}};
+  for (const auto& z : sizes)
+    if (z.bytes < 0)
+      return concat(kFn, ": the size of ", z.name, " (", z.rows, " x ", z.cols, ", ld ", z.ld,
                     ") in bytes must fit in int64, but it overflows");
-  if (bias_bytes < 0 || bias_grad_bytes < 0)
+  if (f.bias < 0 || f.bias_grad < 0)
     return concat(kFn, ": the size of the bias vector in bytes must fit in int64, but it overflows");
+  return {};
+}
 
-  // Aliasing: no output may overlap any other operand, except C == D exactly.
-  if (a.c != nullptr && c_bytes > 0 && a.c == a.d && (a.c_dtype != a.d_dtype || a.ldc != a.ldd))
+// No output may overlap any other operand, except C == D exactly.
+std::string check_aliasing(const GemmArgs& a, const GemmProblem& p, const Footprints& f) {
+  const GemmEpilogue& e = a.epilogue;
+  if (a.c != nullptr && f.c > 0 && a.c == a.d && (a.c_dtype != a.d_dtype || a.ldc != a.ldd))
     return concat(kFn, ": c may alias d only with the same dtype and leading dimension, but got c_dtype ",
                   dtype_name(a.c_dtype), " ldc ", a.ldc, " and d_dtype ", dtype_name(a.d_dtype), " ldd ", a.ldd);
   const Region regions[] = {
-      {"d", a.d, d_bytes, true},
-      {"epilogue.aux", p.aux_out ? e.aux : nullptr, aux_bytes, true},
-      {"epilogue.bias_grad", e.bias_grad, bias_grad_bytes, true},
-      {"a", a.a, a_bytes, false},
-      {"b", a.b, b_bytes, false},
-      {"c", p.use_c ? a.c : nullptr, c_bytes, false},
-      {"epilogue.bias", e.bias, bias_bytes, false},
-      {"epilogue.aux", p.aux_in ? e.aux : nullptr, aux_bytes, false},
+      {"d", a.d, f.d, true},
+      {"epilogue.aux", p.aux_out ? e.aux : nullptr, f.aux, true},
+      {"epilogue.bias_grad", e.bias_grad, f.bias_grad, true},
+      {"a", a.a, f.a, false},
+      {"b", a.b, f.b, false},
+      {"c", p.use_c ? a.c : nullptr, f.c, false},
+      {"epilogue.bias", e.bias, f.bias, false},
+      {"epilogue.aux", p.aux_in ? e.aux : nullptr, f.aux, false},
   };
   constexpr int kCount = sizeof(regions) / sizeof(regions[0]);
   constexpr int kC = 5;
@@ -274,26 +240,55 @@ std::string gemm_validate(const GemmArgs& a) {
                       regions[j].data, ", +", regions[j].bytes, " bytes) overlap");
     }
   }
-  // Device memory: every pointer the call uses is memory of that GPU (looked up, never read).
-  if (a.device == Device::cuda) {
-    const struct {
-      const char* name;
-      const void* ptr;
-      std::int64_t bytes;
-    } used[] = {{"a", a.a, a_bytes},
-                {"b", a.b, b_bytes},
-                {"c", p.use_c ? a.c : nullptr, c_bytes},
-                {"d", a.d, d_bytes},
-                {"epilogue.aux", e.aux, aux_bytes},
-                {"epilogue.bias", e.bias, bias_bytes},
-                {"epilogue.bias_grad", e.bias_grad, bias_grad_bytes}};
-    for (const auto& u : used)
-      if (u.ptr != nullptr && u.bytes > 0)
-        if (const char* why = ops::cuda_pointer_problem(u.ptr, a.device_index))
-          return concat(kFn, ": ", u.name, " must be device memory of cuda:", a.device_index,
-                        " (args.device), but it is ", why);
-  }
   return {};
+}
+
+// Device memory: every pointer the call uses is memory of that GPU (looked up, never read).
+std::string check_device_memory(const GemmArgs& a, const GemmProblem& p, const Footprints& f) {
+  if (a.device != Device::cuda) return {};
+  const GemmEpilogue& e = a.epilogue;
+  const struct {
+    const char* name;
+    const void* ptr;
+    std::int64_t bytes;
+  } used[] = {{"a", a.a, f.a},
+              {"b", a.b, f.b},
+              {"c", p.use_c ? a.c : nullptr, f.c},
+              {"d", a.d, f.d},
+              {"epilogue.aux", e.aux, f.aux},
+              {"epilogue.bias", e.bias, f.bias},
+              {"epilogue.bias_grad", e.bias_grad, f.bias_grad}};
+  for (const auto& u : used)
+    if (u.ptr != nullptr && u.bytes > 0)
+      if (const char* why = ops::cuda_pointer_problem(u.ptr, a.device_index))
+        return concat(kFn, ": ", u.name, " must be device memory of cuda:", a.device_index,
+                      " (args.device), but it is ", why);
+  return {};
+}
+
+}  // namespace
+
+std::string gemm_validate(const GemmArgs& a, GemmProblem& problem) {
+  if (std::string m = check_enums(a); !m.empty()) return m;
+  if (a.m < 0) return concat(kFn, ": m must be >= 0, but got ", a.m);
+  if (a.n < 0) return concat(kFn, ": n must be >= 0, but got ", a.n);
+  if (a.k < 0) return concat(kFn, ": k must be >= 0, but got ", a.k);
+  const GemmProblem p = make_gemm_problem(a);
+  const Shapes s(a);
+  if (std::string m = check_leading_dimensions(a, p, s); !m.empty()) return m;
+  if (std::string m = check_epilogue_operands(a, p); !m.empty()) return m;
+  if (std::string m = check_data_pointers(a, p, s); !m.empty()) return m;
+  const Footprints f(a, p, s);
+  if (std::string m = check_footprints(a, s, f); !m.empty()) return m;
+  if (std::string m = check_aliasing(a, p, f); !m.empty()) return m;
+  if (std::string m = check_device_memory(a, p, f); !m.empty()) return m;
+  problem = p;
+  return {};
+}
+
+std::string gemm_validate(const GemmArgs& args) {
+  GemmProblem unused;
+  return gemm_validate(args, unused);
 }
 
 }  // namespace ampkit::cpu

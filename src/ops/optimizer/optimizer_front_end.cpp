@@ -1,13 +1,15 @@
 // Front end of adamw_step, sgd_step, global_grad_norm and all_finite (ops layer): validates every
-// operand and hyper-parameter (include/ampkit/ops/optimizer.hpp), builds the kernel problem and
-// runs the first entry of the function's kernel list that takes it. Nothing is written on a
-// rejected call; an accepted call allocates nothing.
+// operand and hyper-parameter (include/ampkit/ops/optimizer.hpp) while building the kernel
+// problem, and runs the first entry of the function's kernel list that takes it; the *_check and
+// *_kernel_name queries decode the same way. Nothing is written on a rejected call; an accepted
+// call allocates nothing.
 #include "ampkit/ops/optimizer.hpp"
 
 #include <cmath>
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
+#include "ops/check_message.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 #include "ops/operand_checks.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
@@ -52,9 +54,7 @@ void check_views(const char* fn, const char* list, std::span<const TensorView> v
   }
 }
 
-}  // namespace
-
-void adamw_step(const AdamWArgs& a) {
+cpu::AdamWProblem adamw_problem(const AdamWArgs& a) {
   const char* fn = "adamw_step";
   const std::int64_t param_bytes = check_operand(fn, "param", a.param, "the f32 master weights");
   check_f32(fn, "param", a.param, "the master weights");
@@ -83,7 +83,6 @@ void adamw_step(const AdamWArgs& a) {
   overlap.run();
   cpu::AdamWProblem p;
   p.n = a.param.numel();
-  if (p.n == 0) return;
   p.param = static_cast<float*>(a.param.data);
   p.grad = a.grad.data;
   p.grad_dtype = a.grad.dtype;
@@ -100,10 +99,10 @@ void adamw_step(const AdamWArgs& a) {
   p.weight_decay = a.weight_decay;
   p.grad_scale = a.grad_scale;
   p.step = a.step;
-  ops::select_kernel(cpu::adamw_kernels(), p).run(p);
+  return p;
 }
 
-void sgd_step(const SgdArgs& a) {
+cpu::SgdProblem sgd_problem(const SgdArgs& a) {
   const char* fn = "sgd_step";
   const std::int64_t param_bytes = check_operand(fn, "param", a.param, "the f32 master weights");
   check_f32(fn, "param", a.param, "the master weights");
@@ -129,7 +128,6 @@ void sgd_step(const SgdArgs& a) {
   overlap.run();
   cpu::SgdProblem p;
   p.n = a.param.numel();
-  if (p.n == 0) return;
   p.param = static_cast<float*>(a.param.data);
   p.grad = a.grad.data;
   p.grad_dtype = a.grad.dtype;
@@ -142,7 +140,37 @@ void sgd_step(const SgdArgs& a) {
   p.momentum = a.momentum;
   p.weight_decay = a.weight_decay;
   p.grad_scale = a.grad_scale;
+  return p;
+}
+
+}  // namespace
+
+void adamw_step(const AdamWArgs& a) {
+  const cpu::AdamWProblem p = adamw_problem(a);
+  if (p.n == 0) return;
+  ops::select_kernel(cpu::adamw_kernels(), p).run(p);
+}
+
+void sgd_step(const SgdArgs& a) {
+  const cpu::SgdProblem p = sgd_problem(a);
+  if (p.n == 0) return;
   ops::select_kernel(cpu::sgd_kernels(), p).run(p);
+}
+
+std::string adamw_check(const AdamWArgs& args) noexcept {
+  return ops::check_message("adamw_step", [&] { adamw_problem(args); });
+}
+
+std::string sgd_check(const SgdArgs& args) noexcept {
+  return ops::check_message("sgd_step", [&] { sgd_problem(args); });
+}
+
+const char* adamw_kernel_name(const AdamWArgs& args) {
+  return ops::select_kernel(cpu::adamw_kernels(), adamw_problem(args)).name;
+}
+
+const char* sgd_kernel_name(const SgdArgs& args) {
+  return ops::select_kernel(cpu::sgd_kernels(), sgd_problem(args)).name;
 }
 
 double global_grad_norm(std::span<const TensorView> grads) {

@@ -1,12 +1,14 @@
 // Front end of softmax_cross_entropy_forward/backward (ops layer): validates every argument
 // (include/ampkit/ops/softmax_cross_entropy.hpp) including every target against the class count,
 // builds a SoftmaxCrossEntropyProblem and runs the first entry of the direction's kernel list
-// that takes it. Nothing is written on a rejected call.
+// that takes it; the *_check and *_kernel_name queries decode the same way. Nothing is written on
+// a rejected call.
 #include "ampkit/ops/softmax_cross_entropy.hpp"
 
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
+#include "ops/check_message.hpp"
 #include "ops/elementwise/operand_checks.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
@@ -51,10 +53,8 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
   return c;
 }
 
-}  // namespace
-
-void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
-                                   const TensorView& lse) {
+cpu::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const TensorView& targets,
+                                                const TensorView& loss, const TensorView& lse) {
   const char* fn = "softmax_cross_entropy_forward";
   ops::check_dtype(fn, "loss", loss, DType::f32);
   if (!(loss.rank == 0 || (loss.rank == 1 && loss.shape[0] == 1)))
@@ -67,11 +67,11 @@ void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& t
   ops::check_disjoint(fn, "loss", rloss, "targets", c.targets);
   ops::check_disjoint(fn, "loss", rloss, "lse", c.lse);
   c.problem.loss = static_cast<float*>(rloss.data);
-  ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), c.problem).run(c.problem);
+  return c.problem;
 }
 
-void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
-                                    float dloss, const TensorView& dlogits) {
+cpu::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const TensorView& targets,
+                                                 const TensorView& lse, float dloss, const TensorView& dlogits) {
   const char* fn = "softmax_cross_entropy_backward";
   ops::check_float_operand(fn, "dlogits", dlogits);
   ops::check_finite(fn, "dloss", dloss);
@@ -85,7 +85,46 @@ void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& 
   c.problem.dlogits = rd.data;
   c.problem.dlogits_dtype = rd.dtype;
   c.problem.dlogits_row_stride = rd.row_stride;
-  ops::select_kernel(cpu::softmax_cross_entropy_backward_kernels(), c.problem).run(c.problem);
+  return c.problem;
+}
+
+}  // namespace
+
+void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
+                                   const TensorView& lse) {
+  const cpu::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
+  ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), p).run(p);
+}
+
+void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
+                                    float dloss, const TensorView& dlogits) {
+  const cpu::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
+  ops::select_kernel(cpu::softmax_cross_entropy_backward_kernels(), p).run(p);
+}
+
+std::string softmax_cross_entropy_forward_check(const TensorView& logits, const TensorView& targets,
+                                                const TensorView& loss, const TensorView& lse) noexcept {
+  return ops::check_message("softmax_cross_entropy_forward", [&] { forward_problem(logits, targets, loss, lse); });
+}
+
+std::string softmax_cross_entropy_backward_check(const TensorView& logits, const TensorView& targets,
+                                                 const TensorView& lse, float dloss,
+                                                 const TensorView& dlogits) noexcept {
+  return ops::check_message("softmax_cross_entropy_backward",
+                            [&] { backward_problem(logits, targets, lse, dloss, dlogits); });
+}
+
+const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,
+                                                      const TensorView& loss, const TensorView& lse) {
+  return ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), forward_problem(logits, targets, loss, lse))
+      .name;
+}
+
+const char* softmax_cross_entropy_backward_kernel_name(const TensorView& logits, const TensorView& targets,
+                                                       const TensorView& lse, float dloss, const TensorView& dlogits) {
+  return ops::select_kernel(cpu::softmax_cross_entropy_backward_kernels(),
+                            backward_problem(logits, targets, lse, dloss, dlogits))
+      .name;
 }
 
 }  // namespace ampkit

@@ -41,9 +41,12 @@ TEST(GemmAlphaZero, TheProductIsNotComputed) {
         gemm(k0);
         EXPECT_EQ(got.d.bytes, no_product.d.bytes) << c.describe();
         for (std::int64_t i = 0; i < got.d.size(); ++i) ASSERT_FALSE(std::isnan(got.d.get(i))) << c.describe();
-        if (kind == Epilogue::GELU_AUX_BIAS) EXPECT_EQ(got.aux.bytes, no_product.aux.bytes) << c.describe();
-        if (kind == Epilogue::DGELU_BGRAD)
+        if (kind == Epilogue::GELU_AUX_BIAS) {
+          EXPECT_EQ(got.aux.bytes, no_product.aux.bytes) << c.describe();
+        }
+        if (kind == Epilogue::DGELU_BGRAD) {
           for (std::int64_t i = 0; i < m; ++i) EXPECT_FALSE(std::isnan(got.bias_grad.get(i))) << c.describe();
+        }
         if (kind == Epilogue::BGRADB) {  // the sum of B as given (fp32 blocks of 256), product or not
           for (std::int64_t j = 0; j < n; ++j) {
             double want = 0.0, mag = 0.0;
@@ -51,12 +54,13 @@ TEST(GemmAlphaZero, TheProductIsNotComputed) {
               want += in.b.get(kk + j * in.ldb);
               mag += std::fabs(in.b.get(kk + j * in.ldb));
             }
-            EXPECT_NEAR(got.bias_grad.get(j), want, (c.k + 2.0) * 0x1p-24 * mag)
+            EXPECT_NEAR(got.bias_grad.get(j), want, (static_cast<double>(c.k) + 2.0) * 0x1p-24 * mag)
                 << "bias_grad(" << j << ") " << c.describe();
           }
         }
-        if (kind == Epilogue::BGRADA)  // A holds Inf and NaN, and BGRADA sums A
+        if (kind == Epilogue::BGRADA) {  // A holds Inf and NaN, and BGRADA sums A
           EXPECT_TRUE(std::isnan(got.bias_grad.get(0)) || std::isinf(got.bias_grad.get(0))) << c.describe();
+        }
       }
     }
   }
