@@ -17,8 +17,9 @@ namespace ampkit {
 namespace {
 
 template <class Problem, class RunFn>
-KernelList describe(const char* op, std::span<const ops::KernelEntry<Problem, RunFn>> list) {
-  return {op, ops::kernel_availability(list)};
+KernelList describe(const char* op, std::span<const ops::KernelEntry<Problem, RunFn>> list,
+                    Device device = Device::cpu) {
+  return {op, device, ops::kernel_availability(list)};
 }
 
 }  // namespace
@@ -44,6 +45,11 @@ std::vector<KernelList> kernel_lists() {
       describe("sgd_step", cpu::sgd_kernels()),
       describe("global_grad_norm", cpu::global_grad_norm_kernels()),
       describe("all_finite", cpu::all_finite_kernels()),
+      describe("gemm", cuda::gemm_cuda_kernels(), Device::cuda),
+      describe("layer_norm_forward", cuda::layer_norm_fwd_cuda_kernels(), Device::cuda),
+      describe("layer_norm_backward", cuda::layer_norm_bwd_cuda_kernels(), Device::cuda),
+      describe("rms_norm_forward", cuda::rms_norm_fwd_cuda_kernels(), Device::cuda),
+      describe("rms_norm_backward", cuda::rms_norm_bwd_cuda_kernels(), Device::cuda),
   };
 }
 

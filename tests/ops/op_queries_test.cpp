@@ -28,10 +28,10 @@ struct Query {
   std::function<void()> call;
 };
 
-// The first entry of the list `op` (kernel_lists()) that this machine can run now.
+// The first entry of the CPU list `op` (kernel_lists()) that this machine can run now.
 std::string first_runnable(const std::string& op) {
   for (const KernelList& list : kernel_lists())
-    if (list.op == op)
+    if (list.op == op && list.device == Device::cpu)
       for (const KernelStatus& k : list.kernels)
         if (k.declined.empty()) return k.name;
   return "(no list named " + op + ")";

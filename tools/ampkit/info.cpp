@@ -131,7 +131,7 @@ void print_convert_kernels() {
 void print_all_lists() {
   std::printf("\nevery op's kernel list, best first ('*': the first entry this machine runs now):\n");
   for (const KernelList& list : kernel_lists()) {
-    std::printf("  %s\n", list.op.c_str());
+    std::printf("  %s%s\n", list.op.c_str(), list.device == Device::cuda ? " (cuda)" : "");
     for (const KernelStatus& k : list.kernels)
       std::printf("    %c %-36s %s\n", k.selected ? '*' : ' ', k.name.c_str(),
                   k.declined.empty() ? "" : ("unavailable: " + k.declined).c_str());

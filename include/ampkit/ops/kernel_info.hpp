@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ampkit/core/tensor.hpp"
+
 namespace ampkit {
 
 struct KernelStatus {
@@ -14,17 +16,19 @@ struct KernelStatus {
   bool selected = false;  // the kernel the call would run (the first that takes it)
 };
 
-/// One op's kernel list as the machine sees it now, without a problem: every entry, best first,
+/// One op's kernel list for one device as the machine sees it now, without a problem: every entry, best first,
 /// with why it cannot run here ("needs AVX512_BF16, which this machine lacks", "capped by
 /// AMPKIT_ISA ..."; empty when it can). Entries that also decline problems (gemm's skinny and
 /// bf16 engines) say so per call through that op's *_kernel_statuses query.
 struct KernelList {
-  std::string op;  // "gemm", "layer_norm_forward", "attention_backward", ...
+  std::string op;               // "gemm", "layer_norm_forward", "attention_backward", ...
+  Device device = Device::cpu;  // a cuda list has no reference entry
   std::vector<KernelStatus> kernels;
 };
 
-/// Every op's CPU kernel list (the one registry the graph's op table and `ampkit info --kernels`
-/// read).
+/// Every op's CPU kernel list, then the CUDA lists (gemm and the norms; in a build without the
+/// CUDA backend, or without a usable GPU, their entries say why they cannot run). The one
+/// registry the graph's op table and `ampkit info --kernels` read.
 std::vector<KernelList> kernel_lists();
 
 }  // namespace ampkit
