@@ -30,7 +30,7 @@ int run_check_kernels(const Args& args) {
                       "result is outside its tolerance.");
   p.text("--isa", "LIST", &isa_list, "ISAs to check, e.g. avx512,avx2 (default: every one the machine has)")
       .integer("--seed", "N", 0, INT64_MAX, &seed, "the inputs' seed (default 1)")
-      .flag("--quick", &quick, "fewer and smaller shapes (a few seconds for all ISAs)")
+      .flag("--quick", &quick, "fewer and smaller shapes (a few seconds per ISA)")
       .footer(
           "A row's worst ratio is the largest |result - reference| / tolerance over its cases (<= 1\n"
           "passes). The tolerances are the error bounds of docs/NUMERICS.md (written once, in\n"
