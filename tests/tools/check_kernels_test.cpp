@@ -121,7 +121,7 @@ TEST(CheckKernels, ComparisonFlagsAResultBeyondItsBound) {
 }
 
 TEST(CheckKernels, ComparisonFlagsNaNsAndAnyDifferenceWhereTheBoundIsZero) {
-  check::Deviation nan_got, nan_both, unwritten, exact, exact_off, inf_off;
+  check::Deviation nan_got, nan_both, unwritten, exact, exact_off, inf_off, zero_sign, zero_sign_tolerated;
   nan_got.add(NAN, 1.0, 1.0);
   nan_both.add(NAN, NAN, 1.0);
   check::CheckTensor poisoned(DType::f16, 1);
@@ -130,12 +130,16 @@ TEST(CheckKernels, ComparisonFlagsNaNsAndAnyDifferenceWhereTheBoundIsZero) {
   exact.add(INFINITY, INFINITY, 0.0);
   exact_off.add(1.0, std::nextafter(1.0f, 2.0f), 0.0);
   inf_off.add(1.0, INFINITY, INFINITY);
+  zero_sign.add(-0.0, 0.0, 0.0);
+  zero_sign_tolerated.add(-0.0, 0.0, 1e-30);
   EXPECT_FALSE(nan_got.ok());
   EXPECT_TRUE(nan_both.ok());
   EXPECT_FALSE(unwritten.ok());
   EXPECT_TRUE(exact.ok());
   EXPECT_FALSE(exact_off.ok());
   EXPECT_FALSE(inf_off.ok());
+  EXPECT_FALSE(zero_sign.ok());
+  EXPECT_TRUE(zero_sign_tolerated.ok());
   check::CheckResults results;
   check::record(results, "convert", "convert_ref", "n 1 f32 -> f16", {{"dst", nan_got}});
   EXPECT_NE(results.begin()->second.first_failure.find("NaN where the reference is not"), std::string::npos);

@@ -62,8 +62,10 @@ struct Deviation {
       nan_mismatch = nan_mismatch || std::isnan(got) != std::isnan(want);
       return;
     }
-    if (got == want) return;  // equal values (infinities included) pass any tolerance
-    // A zero tolerance (conversions, copies) asks for the same value: any difference is infinite.
+    // Equal values (infinities included) pass; a zero tolerance (conversions, copies) also asks
+    // for the same sign of zero.
+    if (got == want && (tolerance > 0.0 || std::signbit(got) == std::signbit(want))) return;
+    // Under a zero tolerance any difference is infinitely far.
     double r = tolerance > 0.0 ? std::fabs(got - want) / tolerance : INFINITY;
     if (std::isnan(r)) r = INFINITY;  // an infinite difference over an infinite tolerance fails too
     ratio = r > ratio ? r : ratio;
