@@ -46,10 +46,11 @@ const char* decline_reason(const KernelEntry<Problem, RunFn>& entry, const Probl
 }
 
 /// The first entry that takes `problem`. The last entry (the reference) takes every valid
-/// problem, so there always is one.
+/// problem, so there always is one. Under set_reference_kernels(true), the last entry.
 template <class Problem, class RunFn>
 const KernelEntry<Problem, RunFn>& select_kernel(std::span<const KernelEntry<Problem, RunFn>> list,
                                                  const Problem& problem) {
+  if (reference_kernels()) return list.back();  // set_reference_kernels(true): the reference, always
   for (const auto& entry : list)
     if (decline_reason(entry, problem) == nullptr) return entry;
   return list.back();
@@ -60,8 +61,11 @@ template <class Problem, class RunFn>
 std::vector<KernelStatus> kernel_statuses(std::span<const KernelEntry<Problem, RunFn>> list, const Problem& problem) {
   std::vector<KernelStatus> out;
   bool chosen = false;
+  const bool reference_only = reference_kernels();
   for (const auto& entry : list) {
-    const char* why = decline_reason(entry, problem);
+    const bool last = &entry == &list.back();
+    const char* why = reference_only && !last ? "set_reference_kernels(true): only the reference runs"
+                                              : decline_reason(entry, problem);
     out.push_back({entry.name, why != nullptr ? why : "", why == nullptr && !chosen});
     chosen = chosen || why == nullptr;
   }

@@ -6,9 +6,14 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/numerics/error_bounds.hpp"
+#include "ampkit/ops/activation.hpp"
+#include "ampkit/ops/attention.hpp"
+#include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/kernel_info.hpp"
 #include "support/test_support.hpp"
 
@@ -51,6 +56,41 @@ TEST(KernelLists, EveryListEndsWithARunnableReference) {
     }
     EXPECT_EQ(cuda_lists, 5);
   }
+}
+
+// set_reference_kernels(true): every op's name query and statuses say the reference, and the
+// public call gives the reference's bits; false restores the selection.
+TEST(KernelLists, ReferenceKernelsSwitchSelectsTheLastEntry) {
+  std::vector<float> x(37), y_fast(37), y_ref(37);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.37f * static_cast<float>(i) - 6.0f;
+  const TensorView xv(x.data(), DType::f32, {37});
+  const TensorView bf(y_fast.data(), DType::bf16, {37});
+  const std::string fast = convert_kernel_name(xv, bf);
+  set_reference_kernels(true);
+  EXPECT_TRUE(reference_kernels());
+  EXPECT_STREQ(convert_kernel_name(xv, bf), "convert_ref");
+  const std::vector<KernelStatus> statuses = convert_kernel_statuses(xv, bf);
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_TRUE(statuses.back().selected);
+  for (std::size_t i = 0; i + 1 < statuses.size(); ++i) {
+    EXPECT_FALSE(statuses[i].selected) << statuses[i].name;
+    EXPECT_NE(statuses[i].declined, "") << statuses[i].name;
+  }
+  AttentionForwardArgs a;
+  std::vector<float> q(2 * 4), out(2 * 4), lse(2);
+  a.q = a.k = a.v = TensorView(q.data(), DType::f32, {1, 2, 4});
+  a.out = TensorView(out.data(), DType::f32, {1, 2, 4});
+  a.lse = TensorView(lse.data(), DType::f32, {1, 1, 2});
+  EXPECT_STREQ(attention_kernel_name(a), "attention_fwd_reference");
+  gelu_forward(xv, TensorView(y_ref.data(), DType::f32, {37}), GeluVariant::tanh);
+  set_reference_kernels(false);
+  EXPECT_FALSE(reference_kernels());
+  EXPECT_EQ(std::string(convert_kernel_name(xv, bf)), fast);
+  EXPECT_STREQ(attention_kernel_name(a), "attention_fwd_cpu");
+  // The reference GELU is within the documented bound of the fast one (and ran: y_ref was written).
+  gelu_forward(xv, TensorView(y_fast.data(), DType::f32, {37}), GeluVariant::tanh);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    EXPECT_NEAR(y_fast[i], y_ref[i], error_bounds::gelu_forward_output(x[i], y_ref[i], DType::f32)) << i;
 }
 
 }  // namespace

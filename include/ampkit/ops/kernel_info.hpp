@@ -26,6 +26,18 @@ struct KernelList {
   std::vector<KernelStatus> kernels;
 };
 
+/// Runs every op on the reference entry of its kernel list (plain loops, double accumulation,
+/// one rounding to each output: the oracle every fast kernel is tested against) when `on`, for
+/// the whole process, until called again with false. For checking results, not for speed:
+/// `ampkit check kernels` compares each kernel with it. AMPKIT_ISA=ref / set_isa_cap(Isa::ref)
+/// is not the same thing: it caps the instruction set, and the portable fast kernels (GELU,
+/// elementwise, attention, embedding, optimizers, softmax cross-entropy) still run under it.
+/// The *_kernel_name queries and *_kernel_statuses follow the switch. Thread-safe (an atomic
+/// read once per call); never throws.
+void set_reference_kernels(bool on) noexcept;
+/// Whether set_reference_kernels(true) is in force.
+bool reference_kernels() noexcept;
+
 /// Every op's CPU kernel list, then the CUDA lists (gemm and the norms; in a build without the
 /// CUDA backend, or without a usable GPU, their entries say why they cannot run). The one
 /// registry the graph's op table and `ampkit info --kernels` read.

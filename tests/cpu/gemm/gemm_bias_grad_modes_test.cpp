@@ -63,7 +63,7 @@ void expect_sums_as_given(const GemmBuffers& in, const GemmBuffers& got, const c
       mag += std::fabs(summed_element(in, r, kk));
     }
     // fp32 sums over blocks of at most 256, combined in double, one rounding to f32.
-    const double tol = (std::min<double>(static_cast<double>(c.k), 256.0) + 2.0) * kU32 * mag;
+    const double tol = error_bounds::gemm_bias_grad_of_operand(c.k, mag);
     const double g = got.bias_grad.get(r);
     EXPECT_LE(std::fabs(g - want), tol) << kernel << " bias_grad(" << r << ") = " << g << ", as-given sum " << want
                                         << "\n  " << c.describe();

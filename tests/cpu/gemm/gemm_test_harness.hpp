@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
@@ -156,17 +157,11 @@ inline double mode_value(double v, DType t, Fp16Mode mode) {
   return v;
 }
 
-inline double unit(DType t) { return testing::unit_roundoff(t); }
-
-/// Smallest positive subnormal of a dtype (absolute slack for outputs near zero).
-inline double tiny(DType t) { return t == DType::f32 ? 0x1p-149 : t == DType::bf16 ? 0x1p-133 : 0x1p-24; }
-
 /// Compares gemm's outputs (got) with the reference's (want), both made from the same inputs.
 /// got and want must come from copies of one make_buffers result.
 inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, const GemmBuffers& want) {
   const GemmCase& c = inputs.cfg;
   const cpu::GemmProblem& p = inputs.problem;
-  const double u32 = 0x1p-24;
   const bool fp16 = c.a == DType::f16 || c.b == DType::f16;
   const Fp16Mode mode = fp16 ? c.mode : Fp16Mode::exact;
   // op(A) row i and op(B) column j as the mode sees them.
@@ -179,11 +174,11 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
     for (std::int64_t kk = 0; kk < c.k; ++kk)
       ob[j * c.k + kk] =
           mode_value(inputs.b.get(c.op_b == Op::N ? kk + j * inputs.ldb : j + kk * inputs.ldb), c.b, mode);
-  // Activation slopes: |act'| <= 1.13 for GELU, 1 for RELU; evaluation error of GELU in fp32.
-  const bool gelu_like = p.activation == cpu::GemmActivation::gelu || p.activation == cpu::GemmActivation::dgelu;
-  const double slope = gelu_like ? 1.13 : 1.0;
-  const double act_eval = gelu_like ? 64 * u32 : 0.0;
-  const double flush_slack = p.flush ? 0x1p-14 : 0.0;
+  // The bounds: ampkit/numerics/error_bounds.hpp (gemm_*).
+  namespace eb = error_bounds;
+  const eb::GemmActivationBound act = p.activation == cpu::GemmActivation::gelu    ? eb::GemmActivationBound::gelu
+                                      : p.activation == cpu::GemmActivation::dgelu ? eb::GemmActivationBound::dgelu
+                                                                                   : eb::GemmActivationBound::none;
   std::vector<double> grad_tol(static_cast<std::size_t>(std::max(c.m, c.n)), 0.0);
   std::vector<double> grad_mag(grad_tol.size(), 0.0);
   std::int64_t reported = 0;
@@ -194,16 +189,12 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
       double x = std::fabs(c.alpha) * s;
       if (c.beta != 0.0f) x += std::fabs(c.beta) * std::fabs(inputs.c_value(i, j));
       if (p.has_bias) x += std::fabs(inputs.bias.get(i));
-      const double pre_tol = (static_cast<double>(c.k) + 4.0) * u32 * x;
+      const double pre_tol = eb::gemm_accumulation(c.k, x);
       const std::int64_t di = i + j * inputs.ldd;
       const double w = want.d.get(di), g = got.d.get(di);
-      double tol_pre_act = slope * pre_tol + act_eval * x;
-      if (p.aux_in) {
-        const double a = std::fabs(inputs.aux.get(i + j * inputs.aux_ld));
-        tol_pre_act = 1.2 * pre_tol + act_eval * x * (1.0 + a);
-        if (p.activation == cpu::GemmActivation::drelu) tol_pre_act = pre_tol;
-      }
-      const double tol = tol_pre_act * (1.0 + unit(c.d)) + 2.0 * unit(c.d) * std::fabs(w) + tiny(c.d) + flush_slack;
+      const double aux_abs = p.aux_in ? std::fabs(inputs.aux.get(i + j * inputs.aux_ld)) : 0.0;
+      const double tol_pre_act = eb::gemm_activation(act, pre_tol, x, aux_abs);
+      const double tol = eb::gemm_output(tol_pre_act, w, c.d, p.flush);
       const bool ok = (std::isnan(w) && std::isnan(g)) || std::fabs(g - w) <= tol;
       if (!ok && reported++ < 5)
         ADD_FAILURE() << "D(" << i << ", " << j << ") = " << g << ", reference " << w << ", tolerance " << tol
@@ -211,8 +202,7 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
       if (p.aux_out) {
         const std::int64_t ai = i + j * inputs.aux_ld;
         const double wa = want.aux.get(ai), ga = got.aux.get(ai);
-        const double atol = pre_tol * (1.0 + unit(c.aux_dtype)) + 2.0 * unit(c.aux_dtype) * std::fabs(wa) +
-                            tiny(c.aux_dtype) + flush_slack;
+        const double atol = eb::gemm_output(pre_tol, wa, c.aux_dtype, p.flush);
         if (!(std::fabs(ga - wa) <= atol) && reported++ < 5)
           ADD_FAILURE() << "aux(" << i << ", " << j << ") = " << ga << ", reference " << wa << ", tolerance " << atol
                         << "\n  " << c.describe();
@@ -228,7 +218,7 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
   for (std::int64_t r = 0; r < len; ++r) {
     double tol = 0.0;
     if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) {
-      tol = grad_tol[r] + (static_cast<double>(c.n) + 2.0) * u32 * grad_mag[r];
+      tol = eb::gemm_bias_grad_of_d(c.n, grad_tol[r], grad_mag[r]);
     } else {
       // BGRADA / BGRADB sum the operands as given, whatever the fp16 mode.
       double mag = 0.0;
@@ -236,11 +226,11 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
         mag += std::fabs(p.bias_grad == cpu::GemmBiasGrad::rows_of_a
                              ? inputs.a.get(c.op_a == Op::N ? r + kk * inputs.lda : kk + r * inputs.lda)
                              : inputs.b.get(c.op_b == Op::N ? kk + r * inputs.ldb : r + kk * inputs.ldb));
-      tol = (256.0 + 2.0) * u32 * mag;
+      tol = eb::gemm_bias_grad_of_operand(c.k, mag);
     }
     const double w = want.bias_grad.get(r), g = got.bias_grad.get(r);
     const double old = c.accumulate_bias_grad ? std::fabs(inputs.bias_grad.get(r)) : 0.0;
-    tol += u32 * old + 2.0 * unit(c.bias_dtype) * std::fabs(w) + tiny(c.bias_dtype) + flush_slack;
+    tol = eb::gemm_bias_grad_output(tol, old, w, c.bias_dtype, p.flush);
     if (!(std::fabs(g - w) <= tol) && reported++ < 5)
       ADD_FAILURE() << "bias_grad(" << r << ") = " << g << ", reference " << w << ", tolerance " << tol << "\n  "
                     << c.describe();

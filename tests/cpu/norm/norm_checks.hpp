@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/norm.hpp"
 #include "ops/norm/norm_front_end.hpp"
 #include "support/test_support.hpp"
@@ -38,17 +39,8 @@ inline const Mix kMixes[] = {{DType::f32, DType::f32},
 
 inline std::string mix_name(Mix m) { return std::string(dtype_name(m.x)) + "/" + std::string(dtype_name(m.param)); }
 
-constexpr double kU = 0x1p-24;  // fp32 unit roundoff: all kernel arithmetic is fp32
-
-// Longest chain of fp32 additions a row reduction over n terms may have: at least 8 partial sums
-// (one vector of AVX2) each over n/8 terms, plus the adds that combine them.
-inline double row_chain(std::int64_t n) { return static_cast<double>(n) / 8.0 + 16.0; }
-// Same for dgamma/dbeta over `rows` rows: a block of 32 rows, then one add per block, then the
-// final accumulate add.
-inline double column_chain(std::int64_t rows) { return 40.0 + static_cast<double>(rows) / 32.0; }
-
-// Absolute error of rounding to dtype t below its normal range (fp16 subnormal spacing / 2).
-inline double subnormal_slack(DType t) { return t == DType::f16 ? 0x1p-25 : 0.0; }
+// The bounds: ampkit/numerics/error_bounds.hpp (norm_*).
+namespace eb = error_bounds;
 
 // Compares got with want element-wise against tol(i); reports the first few mismatches.
 template <class Tol>
@@ -153,42 +145,22 @@ inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool
   run_forward(c, k, c.kernel);
   if (!check) return k;
   run_forward(c, ref, reference_kernel());
-  // Per-row statistics in double: mu, A = mean|x|, D = mean|x - mu|.
-  const double k_n = row_chain(n), u_y = unit_roundoff(c.mix.x);
-  const double eps_r = ((k_n + 6.0) / 2.0 + 3.0) * kU;  // relative error bound of rstd
-  std::vector<double> mu(rows), e_mu(rows), r(rows);
-  for (std::int64_t i = 0; i < rows; ++i) {
-    double s = 0.0, s_abs = 0.0, s_sq = 0.0;
-    for (std::int64_t j = 0; j < n; ++j) {
-      s += k.x.get(i * n + j);
-      s_abs += std::fabs(k.x.get(i * n + j));
-    }
-    mu[i] = c.rms ? 0.0 : s / static_cast<double>(n);
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double d = k.x.get(i * n + j) - mu[i];
-      s_sq += d * d;
-    }
-    double dev = 0.0;
-    for (std::int64_t j = 0; j < n; ++j) dev += std::fabs(k.x.get(i * n + j) - mu[i]);
-    const double a = s_abs / static_cast<double>(n), dd = dev / static_cast<double>(n);
-    e_mu[i] = c.rms ? 0.0 : (k_n + 2.0) * kU * (dd + (k_n + 1.0) * kU * a);
-    r[i] = 1.0 / std::sqrt(s_sq / static_cast<double>(n) + static_cast<double>(c.eps));
-  }
+  // Per-row statistics in double and the kernel's error bounds on them.
+  std::vector<eb::NormRowBound> row(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i)
+    row[i] = eb::norm_row_bound([&](std::int64_t j) { return k.x.get(i * n + j); }, n, c.rms, c.eps);
   EXPECT_TRUE(compare("y", k.y, ref.y, size, [&](std::int64_t e) {
     const std::int64_t i = e / n, j = e % n;
     const double g = c.gamma ? std::fabs(k.gamma.get(j)) : 1.0;
     const double b = c.beta && !c.rms ? std::fabs(k.beta.get(j)) : 0.0;
-    const double xhat = std::fabs(k.x.get(e) - mu[i]) * r[i];
-    const double e_y = g * (xhat * (eps_r + 3.0 * kU) + r[i] * e_mu[i]) + kU * b;
-    return 2.0 * u_y * std::fabs(ref.y.get(e)) + 2.0 * e_y + subnormal_slack(c.mix.x);
+    return eb::norm_y(row[i], k.x.get(e), g, b, ref.y.get(e), c.mix.x);
   }));
   if (c.stats && !c.rms)
-    EXPECT_TRUE(compare("mean", k.mean, ref.mean, rows,
-                        [&](std::int64_t i) { return 2.0 * kU * std::fabs(mu[i]) + 2.0 * e_mu[i]; }));
+    EXPECT_TRUE(compare("mean", k.mean, ref.mean, rows, [&](std::int64_t i) { return eb::norm_mean(row[i]); }));
   else
     EXPECT_TRUE(same_bytes("mean (not requested, must stay poisoned)", k.mean, ref.mean));
   if (c.stats)
-    EXPECT_TRUE(compare("rstd", k.rstd, ref.rstd, rows, [&](std::int64_t i) { return 2.0 * r[i] * (eps_r + kU); }));
+    EXPECT_TRUE(compare("rstd", k.rstd, ref.rstd, rows, [&](std::int64_t i) { return eb::norm_rstd(row[i]); }));
   else
     EXPECT_TRUE(same_bytes("rstd (not requested, must stay poisoned)", k.rstd, ref.rstd));
   return k;
@@ -286,8 +258,6 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng, b
   if (!check) return k;
   run_backward(c, ref, reference_kernel());
   // Scales in double: g = gamma*dy, xhat = (x - mean)*rstd from the given fp32 mean/rstd.
-  const double k_n = row_chain(n), k_r = column_chain(rows);
-  const double u_x = unit_roundoff(c.mix.x), u_p = unit_roundoff(c.mix.param);
   std::vector<double> xhat(static_cast<std::size_t>(size)), g(static_cast<std::size_t>(size));
   std::vector<double> g1(rows, 0.0), g2(rows, 0.0), sum_dgamma(n, 0.0), sum_dbeta(n, 0.0);
   for (std::int64_t e = 0; e < size; ++e) {
@@ -304,15 +274,14 @@ inline BackwardRun check_backward(const BackwardCase& c, std::mt19937_64& rng, b
   if (c.dx)
     EXPECT_TRUE(compare("dx", k.dx, ref.dx, size, [&](std::int64_t e) {
       const double r = static_cast<const float*>(k.rstd.data())[e / n];
-      const double e_dx = r * (k_n + 8.0) * kU * (std::fabs(g[e]) + g1[e / n] + std::fabs(xhat[e]) * g2[e / n]);
-      return 2.0 * u_x * std::fabs(ref.dx.get(e)) + 2.0 * e_dx + subnormal_slack(c.mix.x);
+      return eb::norm_dx(n, r, std::fabs(g[e]), std::fabs(xhat[e]), g1[e / n], g2[e / n], ref.dx.get(e), c.mix.x);
     }));
   else
     EXPECT_TRUE(same_bytes("dx (not requested, must stay poisoned)", k.dx, before.dx));
   auto param_tol = [&](const Buffer& out, const Buffer& old, const std::vector<double>& sum, double extra) {
     return [&, extra](std::int64_t j) {
-      const double e = (k_r + extra) * kU * sum[j] + (c.accumulate ? kU * std::fabs(old.get(j)) : 0);
-      return 2.0 * u_p * std::fabs(out.get(j)) + 2.0 * e + subnormal_slack(c.mix.param);
+      const double old_abs = c.accumulate ? std::fabs(old.get(j)) : 0.0;
+      return eb::norm_param_grad(rows, extra, sum[j], old_abs, out.get(j), c.mix.param);
     };
   };
   if (c.dgamma)

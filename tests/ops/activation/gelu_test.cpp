@@ -69,11 +69,9 @@ TEST(Gelu, EveryEntryMatchesTheReference) {
               kernels.back().run(ref);
               // gelu_math: gelu within 8 u32 |x|, gelu' within 8 u32 (absolute); then one
               // rounding to out in both.
-              const double u = unit_roundoff(to);
               EXPECT_TRUE(near("out", c.out, want, [&](std::int64_t i) {
-                const double bound =
-                    backward ? 10.0 * kU32 * std::fabs(c.dy.get(i)) : 10.0 * kU32 * std::fabs(c.x.get(i));
-                return bound + 2.0 * u * std::fabs(want.get(i)) + 2.0 * subnormal_slack(to);
+                return backward ? error_bounds::gelu_backward_output(c.dy.get(i), want.get(i), to)
+                                : error_bounds::gelu_forward_output(c.x.get(i), want.get(i), to);
               }));
             }
 }

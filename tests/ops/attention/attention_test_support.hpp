@@ -107,116 +107,41 @@ struct Tolerances {
   std::vector<double> out, lse, dq, dk, dv;
 };
 
-/// The fp32 kernels' error bounds against the double reference, times 2, plus the rounding of
-/// both sides to the output dtype. `want` holds the reference's outputs (read for |ref|). For
-/// the backward, c.out and c.lse are the inputs both sides read.
-///   scores: |S~ - S| <= eS = (d + 3) u s sum_c |q k|   (q scaled first, sum over d in order)
-///   P~ = exp_f32(S~ - m): relative error dP <= 2 eS_max + u |S - m| + 4 u  (forward, m = row max)
-///                         or eS + u |S - lse| + 4 u                       (backward, lse given)
-///   l (softmax denominator): relative error <= max dP + (n + 2) u
-///   out = sum_j P v / l: error <= sum_j P |v| (dP_j + (n + 1) u) + |out| (dl + 2 u)
-///   dP = dout . v, Delta = dout . out: errors (d + 3) u sum |.|
-///   dS = P (dP - Delta): error eD <= P |dP - Delta| (dP + 2 u) + P (edP + eDelta)
-///   dq = s sum_j dS k: error <= s sum_j (eD + (n + 1) u |dS|) |k| + 2 u |dq|; dk alike over i
-///   dv = sum_i P dout: error <= sum_i P |dout| (dP + (T + 1) u) + 2 u |dv|
+/// The fp32 kernels' error bounds against the double reference (ampkit/numerics/error_bounds.hpp,
+/// attention_bounds), with the rounding of both sides to the output dtype. `want` holds the
+/// reference's outputs (read for |ref|). For the backward, c.out and c.lse are the inputs both
+/// sides read.
 inline Tolerances tolerances(const Case& c, const Case& want, bool backward) {
-  const double u = kU32, s = c.used_scale();
-  const std::int64_t t_len = c.s.seq, d = c.s.head_dim, n_buf = c.q.size();
   Tolerances tol;
+  const std::int64_t n_buf = c.q.size();
   tol.out.assign(n_buf, 0.0);
   tol.dq.assign(n_buf, 0.0);
   tol.dk.assign(n_buf, 0.0);
   tol.dv.assign(n_buf, 0.0);
   tol.lse.assign(c.lse.size(), 0.0);
-  std::vector<double> sc(t_len * t_len), esc(t_len * t_len), prob(t_len * t_len), dprob(t_len * t_len),
-      ds(t_len * t_len), eds(t_len * t_len);
-  auto finish = [&](const Buffer& ref, std::vector<double>& t, std::int64_t e, double err) {
-    const double uo = unit_roundoff(ref.dtype);
-    t[e] = 2.0 * err + 2.0 * uo * std::fabs(ref.get(e)) + 2.0 * subnormal_slack(ref.dtype);
+  const auto operand = [&](char which) -> const Buffer& {
+    return which == 'q' ? c.q : which == 'k' ? c.k : which == 'v' ? c.v : which == 'o' ? c.out : c.dout;
   };
-  for (std::int64_t b = 0; b < c.s.batch; ++b)
-    for (std::int64_t h = 0; h < c.s.heads; ++h) {
-      const std::int64_t c0 = h * d;
-      for (std::int64_t i = 0; i < t_len; ++i) {
-        double m = -INFINITY, emax = 0.0;
-        for (std::int64_t j = 0; j <= i; ++j) {
-          double dot = 0.0, mag = 0.0;
-          for (std::int64_t x = c0; x < c0 + d; ++x) {
-            const double a = c.q.get(c.index(b, i, x)), kk = c.k.get(c.index(b, j, x));
-            dot += a * kk;
-            mag += std::fabs(a * kk);
-          }
-          sc[i * t_len + j] = s * dot;
-          esc[i * t_len + j] = static_cast<double>(d + 3) * u * s * mag;
-          m = std::max(m, s * dot);
-          emax = std::max(emax, esc[i * t_len + j]);
+  error_bounds::attention_bounds(
+      {c.s.batch, c.s.seq, c.s.heads, c.s.head_dim, c.used_scale()}, backward,
+      [&](char which, std::int64_t b, std::int64_t i, std::int64_t x) { return operand(which).get(c.index(b, i, x)); },
+      [&](std::int64_t b, std::int64_t h, std::int64_t i) { return c.lse.get(c.lse_index(b, h, i)); },
+      [&](char which, std::int64_t b, std::int64_t i, std::int64_t x, double err) {
+        const std::int64_t e = c.index(b, i, x);
+        if (which == 'o') {
+          tol.out[e] = error_bounds::attention_output(err, want.out.get(e), want.out.dtype);
+        } else if (which == 'q' && c.has_dq) {
+          tol.dq[e] = error_bounds::attention_gradient_output(err, want.dq.get(e), want.dq.dtype);
+        } else if (which == 'k' && c.has_dk) {
+          tol.dk[e] = error_bounds::attention_gradient_output(err, want.dk.get(e), want.dk.dtype);
+        } else if (which == 'v' && c.has_dv) {
+          tol.dv[e] = error_bounds::attention_gradient_output(err, want.dv.get(e), want.dv.dtype);
         }
-        // Forward: the shift is the row max; backward: the saved lse.
-        const double shift = backward ? c.lse.get(c.lse_index(b, h, i)) : m;
-        double l = 0.0, dl = 0.0;
-        for (std::int64_t j = 0; j <= i; ++j) {
-          const std::int64_t ij = i * t_len + j;
-          const double arg = sc[ij] - shift;
-          prob[ij] = std::exp(arg);
-          dprob[ij] = (backward ? esc[ij] : 2.0 * emax) + u * std::fabs(arg) + 4.0 * u;
-          l += prob[ij];
-          dl = std::max(dl, dprob[ij]);
-        }
-        const std::int64_t n = i + 1;
-        if (!backward) {
-          dl += static_cast<double>(n + 2) * u;
-          for (std::int64_t j = 0; j <= i; ++j) prob[i * t_len + j] /= l;
-          for (std::int64_t x = c0; x < c0 + d; ++x) {
-            double err = 0.0, o = 0.0;
-            for (std::int64_t j = 0; j <= i; ++j) {
-              const double pv = prob[i * t_len + j] * c.v.get(c.index(b, j, x));
-              o += pv;
-              err += std::fabs(pv) * (dprob[i * t_len + j] + static_cast<double>(n + 1) * u);
-            }
-            finish(want.out, tol.out, c.index(b, i, x), err + std::fabs(o) * (dl + 2.0 * u));
-          }
-          const std::int64_t r = c.lse_index(b, h, i);
-          tol.lse[r] = 2.0 * (emax + dl) + 2.0 * u * std::fabs(want.lse.get(r));
-          continue;
-        }
-        double delta = 0.0, edelta = 0.0;
-        for (std::int64_t x = c0; x < c0 + d; ++x) {
-          const double t = c.dout.get(c.index(b, i, x)) * c.out.get(c.index(b, i, x));
-          delta += t;
-          edelta += std::fabs(t);
-        }
-        edelta *= static_cast<double>(d + 3) * u;
-        for (std::int64_t j = 0; j <= i; ++j) {
-          const std::int64_t ij = i * t_len + j;
-          double dp = 0.0, edp = 0.0;
-          for (std::int64_t x = c0; x < c0 + d; ++x) {
-            const double t = c.dout.get(c.index(b, i, x)) * c.v.get(c.index(b, j, x));
-            dp += t;
-            edp += std::fabs(t);
-          }
-          edp *= static_cast<double>(d + 3) * u;
-          ds[ij] = prob[ij] * (dp - delta);
-          eds[ij] = prob[ij] * (std::fabs(dp - delta) * (dprob[ij] + 2.0 * u) + edp + edelta);
-        }
-      }
-      if (!backward) continue;
-      const double big = static_cast<double>(t_len + 1) * u;
-      for (std::int64_t r = 0; r < t_len; ++r)
-        for (std::int64_t x = c0; x < c0 + d; ++x) {
-          const std::int64_t e = c.index(b, r, x);
-          double eq = 0.0, ek = 0.0, ev = 0.0;
-          for (std::int64_t j = 0; j <= r; ++j)
-            eq += (eds[r * t_len + j] + big * std::fabs(ds[r * t_len + j])) * std::fabs(c.k.get(c.index(b, j, x)));
-          for (std::int64_t i = r; i < t_len; ++i) {
-            const std::int64_t ir = i * t_len + r;
-            ek += (eds[ir] + big * std::fabs(ds[ir])) * std::fabs(c.q.get(c.index(b, i, x)));
-            ev += prob[ir] * std::fabs(c.dout.get(c.index(b, i, x))) * (dprob[ir] + big);
-          }
-          if (c.has_dq) finish(want.dq, tol.dq, e, s * eq + 2.0 * u * std::fabs(want.dq.get(e)));
-          if (c.has_dk) finish(want.dk, tol.dk, e, s * ek + 2.0 * u * std::fabs(want.dk.get(e)));
-          if (c.has_dv) finish(want.dv, tol.dv, e, ev + 2.0 * u * std::fabs(want.dv.get(e)));
-        }
-    }
+      },
+      [&](std::int64_t b, std::int64_t h, std::int64_t i, double err) {
+        const std::int64_t r = c.lse_index(b, h, i);
+        tol.lse[r] = error_bounds::attention_lse(err, want.lse.get(r));
+      });
   return tol;
 }
 

@@ -69,10 +69,8 @@ TEST(ElementwiseKernels, EveryEntryMatchesTheReference) {
               kernels.back().run(ref);
               // fp32 result rounded to out: at most one fp32 and one out rounding from the exact
               // value, which the reference rounds once. Padding stays poisoned in both.
-              const double u = unit_roundoff(to);
-              EXPECT_TRUE(near("out", c.out, want, [&](std::int64_t i) {
-                return 2.0 * (u + kU32) * std::fabs(want.get(i)) + 2.0 * subnormal_slack(to);
-              }));
+              EXPECT_TRUE(near("out", c.out, want,
+                               [&](std::int64_t i) { return error_bounds::elementwise_output(want.get(i), to); }));
             }
   }
 }
@@ -101,13 +99,10 @@ TEST(ElementwiseKernels, SumRowsEveryEntryMatchesTheReference) {
             const Buffer old = out;
             k.run(p);
             kernels.back().run(ref);
-            // fp32 chain: a block of 32 rows, one add per block, the accumulate add.
-            const double chain = 34.0 + static_cast<double>(s.rows) / 32.0;
-            const double u = unit_roundoff(to);
             EXPECT_TRUE(near("out", out, want, [&](std::int64_t j) {
               double magnitude = accumulate ? std::fabs(old.get(j)) : 0.0;
               for (std::int64_t r = 0; r < s.rows; ++r) magnitude += std::fabs(x.get(r * stride + j));
-              return chain * kU32 * magnitude + 2.0 * u * std::fabs(want.get(j)) + 2.0 * subnormal_slack(to);
+              return error_bounds::sum_rows_output(s.rows, magnitude, want.get(j), to);
             }));
           }
 }

@@ -16,6 +16,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/tensor.hpp"
+#include "ampkit/numerics/error_bounds.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::ops_testing {

@@ -102,7 +102,7 @@ double backward_tolerance(const RowMagnitudes& rows, std::int64_t v, std::int64_
                           bool accumulate, DType td, double want) {
   const double magnitude = rows.magnitude[static_cast<std::size_t>(v * dim + j)] + (accumulate ? std::fabs(old) : 0.0);
   const double count = rows.count[static_cast<std::size_t>(v)] + (accumulate ? 1.0 : 0.0);
-  return (count + 1.0) * kU32 * magnitude + 2.0 * unit_roundoff(td) * std::fabs(want) + 2.0 * subnormal_slack(td);
+  return error_bounds::embedding_backward_output(count, magnitude, want, td);
 }
 
 TEST(Embedding, BackwardEveryEntryMatchesTheReference) {

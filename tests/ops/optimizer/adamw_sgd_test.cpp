@@ -89,7 +89,6 @@ TEST(AdamW, EveryEntryMatchesTheReference) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
   const auto kernels = cpu::adamw_kernels();
-  const double u = kU32;
   for (const auto& k : kernels)
     for (DType tg : kFloatDTypes)
       for (std::optional<DType> tc : kCopies)
@@ -105,25 +104,12 @@ TEST(AdamW, EveryEntryMatchesTheReference) {
             k.run(got.problem);
             kernels.back().run(want.problem);
             // The exact step from the inputs, and what the fp32 chain may lose on the way.
-            const double b1 = h.beta1, b2 = h.beta2, lr = h.lr, wd = h.weight_decay;
-            const double bc1 = 1.0 - std::pow(b1, static_cast<double>(h.step));
-            const double bc2 = 1.0 - std::pow(b2, static_cast<double>(h.step));
+            const error_bounds::AdamWHyper eh{h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.grad_scale, h.step};
             std::vector<double> tol_m(n), tol_v(n), tol_p(n);
             for (std::int64_t i = 0; i < n; ++i) {
-              const double g = before.grad.get(i) * double{h.grad_scale};
-              const double m_terms = b1 * std::fabs(before.m.get(i)) + (1.0 - b1) * std::fabs(g);
-              const double v_terms = b2 * before.v.get(i) + (1.0 - b2) * g * g;
-              const double m = b1 * before.m.get(i) + (1.0 - b1) * g;
-              const double denom = std::sqrt(v_terms / bc2) + double{h.eps};
-              const double adam = lr * (m / bc1) / denom;
-              const double decay = lr * wd * std::fabs(before.param.get(i));
-              tol_m[i] = 5.0 * u * m_terms;
-              tol_v[i] = 6.0 * u * v_terms;
-              // m's absolute error over denom, denom's relative error (v's, halved by sqrt, and
-              // four more roundings), the products and the two subtractions.
-              const double rel_denom = (v_terms > 0.0 ? 3.0 * u : 0.0) + 4.0 * u;
-              tol_p[i] = lr / bc1 * tol_m[i] / denom + std::fabs(adam) * (rel_denom + 4.0 * u) + 4.0 * u * decay +
-                         2.0 * u * std::fabs(want.param.get(i)) + 2.0 * u * (std::fabs(adam) + decay);
+              const error_bounds::AdamWBound b = error_bounds::adamw_step(
+                  eh, before.param.get(i), before.grad.get(i), before.m.get(i), before.v.get(i), want.param.get(i));
+              tol_m[i] = b.m, tol_v[i] = b.v, tol_p[i] = b.param;
             }
             EXPECT_TRUE(near("m", got.m, want.m, [&](std::int64_t i) { return tol_m[i]; }));
             EXPECT_TRUE(near("v", got.v, want.v, [&](std::int64_t i) { return tol_v[i]; }));
@@ -312,7 +298,6 @@ TEST(Sgd, EveryEntryMatchesTheReference) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
   const auto kernels = cpu::sgd_kernels();
-  const double u = kU32;
   for (const auto& k : kernels)
     for (DType tg : kFloatDTypes)
       for (std::optional<DType> tc : kCopies)
@@ -329,14 +314,11 @@ TEST(Sgd, EveryEntryMatchesTheReference) {
             kernels.back().run(want.problem);
             std::vector<double> tol_d(n), tol_p(n);
             for (std::int64_t i = 0; i < n; ++i) {
-              const double p = before.param.get(i);
-              const double g_terms =
-                  std::fabs(before.grad.get(i) * double{h.grad_scale}) + std::fabs(double{h.weight_decay} * p);
-              const double g = before.grad.get(i) * double{h.grad_scale} + double{h.weight_decay} * p;
               const double b = h.momentum != 0.0f ? before.buf.get(i) : 0.0;
-              const double d = double{h.momentum} * b + g;
-              tol_d[i] = 4.0 * u * (std::fabs(double{h.momentum} * b) + g_terms) + u * std::fabs(d);
-              tol_p[i] = double{h.lr} * (tol_d[i] + 2.0 * u * std::fabs(d)) + 2.0 * u * std::fabs(want.param.get(i));
+              const error_bounds::SgdBound e =
+                  error_bounds::sgd_step(h.lr, h.momentum, h.weight_decay, h.grad_scale, before.param.get(i),
+                                         before.grad.get(i), b, want.param.get(i));
+              tol_d[i] = e.buf, tol_p[i] = e.param;
             }
             EXPECT_TRUE(near("param", got.param, want.param, [&](std::int64_t i) { return tol_p[i]; }));
             if (h.buffer) {

@@ -75,30 +75,25 @@ TEST(SoftmaxCrossEntropy, EveryEntryMatchesTheReference) {
           want.problem.dlogits = want.dlogits.data();
           forward[k].run(got.problem);
           forward.back().run(want.problem);
-          // s = sum of exps: a block of 256 fp32 adds, then one add per block, exp_f32 <= 2 ulp;
-          // its relative error is lse's absolute error.
-          const double chain = 260.0 + static_cast<double>(s.classes) / 256.0;
+          // Bounds: ampkit/numerics/error_bounds.hpp (cross_entropy_*).
           double worst = 0.0;
           EXPECT_TRUE(near("lse", got.lse, want.lse, [&](std::int64_t r) {
-            const double t = chain * kU32 + 2.0 * kU32 * std::fabs(want.lse.get(r));
+            const double t = error_bounds::cross_entropy_lse(s.classes, want.lse.get(r));
             worst = std::max(worst, t);
             return t;
           }));
           EXPECT_TRUE(near("loss", got.loss, want.loss,
-                           [&](std::int64_t) { return worst + 2.0 * kU32 * std::fabs(want.loss.get(0)); }));
+                           [&](std::int64_t) { return error_bounds::cross_entropy_loss(worst, want.loss.get(0)); }));
           // Backward from the same lse (the reference's).
           got.lse = want.lse;
           got.problem.lse = static_cast<float*>(got.lse.data());
           backward[k].run(got.problem);
           backward.back().run(want.problem);
-          const double scale = 1.5 / static_cast<double>(s.rows), u = unit_roundoff(td);
+          const double scale = 1.5 / static_cast<double>(s.rows);  // |dloss| / rows
           const std::int64_t stride = s.classes + 3;
           EXPECT_TRUE(near("dlogits", got.dlogits, want.dlogits, [&](std::int64_t i) {
-            const std::int64_t r = i / stride;
-            const double shift = std::fabs(got.logits.get(i) - want.lse.get(r));
-            const double prob = std::exp(got.logits.get(i) - want.lse.get(r));
-            return scale * (2.0 * prob * (shift + 4.0) * kU32 + kU32) + 2.0 * u * std::fabs(want.dlogits.get(i)) +
-                   2.0 * subnormal_slack(td);
+            return error_bounds::cross_entropy_dlogits(scale, got.logits.get(i), want.lse.get(i / stride),
+                                                       want.dlogits.get(i), td);
           }));
         }
 }

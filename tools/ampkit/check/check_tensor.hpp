@@ -1,8 +1,9 @@
 // A host buffer of one dtype for `ampkit check kernels` (tools layer, check/): elements read and
-// written as doubles (rounded once to the dtype on write), random normal fill, and the
-// per-dtype constants the tolerances use.
+// written as doubles (rounded once to the dtype on write), random normal fill, and Deviation, the
+// worst |got - reference| / tolerance of one comparison (the tolerances: error_bounds.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -44,16 +45,13 @@ struct CheckTensor {
     const std::uint16_t h = dtype == DType::bf16 ? float_to_bf16_bits(f) : float_to_half_bits(f);
     std::memcpy(bytes.data() + 2 * i, &h, 2);
   }
+  /// Every byte 0xff: NaN in every dtype, so an output element a kernel leaves unwritten fails.
+  void poison() { std::fill(bytes.begin(), bytes.end(), static_cast<unsigned char>(0xff)); }
   void fill_normal(std::mt19937_64& rng, double stddev = 1.0, double mean = 0.0) {
     std::normal_distribution<double> dist(mean, stddev);
     for (std::int64_t i = 0; i < size(); ++i) set(i, dist(rng));
   }
 };
-
-/// Unit roundoff of a dtype (half an ulp of 1).
-inline double unit_roundoff(DType t) { return t == DType::f32 ? 0x1p-24 : t == DType::bf16 ? 0x1p-8 : 0x1p-11; }
-/// The smallest positive subnormal of a dtype: absolute slack for outputs near zero.
-inline double smallest_subnormal(DType t) { return t == DType::f32 ? 0x1p-149 : t == DType::bf16 ? 0x1p-133 : 0x1p-24; }
 
 /// The worst ratio |got - want| / tolerance seen in one comparison (<= 1 passes), and where.
 struct Deviation {
@@ -64,7 +62,12 @@ struct Deviation {
       nan_mismatch = nan_mismatch || std::isnan(got) != std::isnan(want);
       return;
     }
-    const double r = std::fabs(got - want) / tolerance;
+    // Equal values (infinities included) pass; a zero tolerance (conversions, copies) also asks
+    // for the same sign of zero.
+    if (got == want && (tolerance > 0.0 || std::signbit(got) == std::signbit(want))) return;
+    // Under a zero tolerance any difference is infinitely far.
+    double r = tolerance > 0.0 ? std::fabs(got - want) / tolerance : INFINITY;
+    if (std::isnan(r)) r = INFINITY;  // an infinite difference over an infinite tolerance fails too
     ratio = r > ratio ? r : ratio;
   }
   bool ok() const { return !nan_mismatch && ratio <= 1.0; }

@@ -2,8 +2,8 @@
 // and skinny), op(A)/op(B), dtypes and fp16 modes, and the epilogues (bias, GELU tanh/erf and
 // RELU with aux, their gradients with the bias gradient, BGRADA/BGRADB, beta C), each run at the
 // ISA under test and at `ref` (the reference kernel: double sums, one rounding), compared with a
-// tolerance derived from the dtypes, k and sum|a b| (docs/NUMERICS.md's GEMM bound).
-#include "tools/ampkit/check/gemm_check.hpp"
+// tolerance derived from the dtypes, k and sum|a b| (error_bounds.hpp's gemm_*, docs/NUMERICS.md).
+#include "tools/ampkit/check/check_families.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -13,13 +13,15 @@
 #include <vector>
 
 #include "ampkit/device/cpu.hpp"
+#include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "tools/ampkit/check/check_run.hpp"
 #include "tools/ampkit/check/check_tensor.hpp"
 
 namespace ampkit::tools::check {
 namespace {
 
-constexpr double kU32 = 0x1p-24;
+namespace eb = error_bounds;
 
 struct Shape {
   std::int64_t m, n, k;
@@ -81,8 +83,9 @@ GemmArgs make_args(const Shape& s, Op op_a, Op op_b, const DtypeMix& t, const Ep
   return g;
 }
 
-// Runs g on copies of the inputs' outputs with the ISA capped at `isa`; returns the outputs.
-Buffers run_at(Isa isa, const GemmArgs& g0, const Buffers& inputs, std::string* kernel) {
+// Runs g on a copy of the inputs, on the reference kernel (reference = true) or at `isa`;
+// returns the outputs.
+Buffers run_gemm(bool reference, Isa isa, const GemmArgs& g0, const Buffers& inputs, std::string* kernel) {
   Buffers out = inputs;
   GemmArgs g = g0;
   g.a = out.a.data(), g.b = out.b.data();
@@ -91,9 +94,11 @@ Buffers run_at(Isa isa, const GemmArgs& g0, const Buffers& inputs, std::string* 
   if (g.epilogue.bias) g.epilogue.bias = out.bias.data();
   if (g.epilogue.bias_grad) g.epilogue.bias_grad = out.bias_grad.data();
   if (g.epilogue.aux) g.epilogue.aux = out.aux.data();
-  set_isa_cap(isa);
   GemmReport report;
-  gemm(g, &report);
+  if (reference)
+    run_reference([&] { gemm(g, &report); });
+  else
+    run_at(isa, [&] { gemm(g, &report); });
   if (kernel) *kernel = report.kernel;
   return out;
 }
@@ -102,11 +107,12 @@ Buffers run_at(Isa isa, const GemmArgs& g0, const Buffers& inputs, std::string* 
 std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, const Buffers& got,
                                          const Buffers& want) {
   const Epilogue e = g.epilogue.kind;
-  const double ud = unit_roundoff(g.d_dtype), tiny = smallest_subnormal(g.d_dtype);
   const bool fp16 = g.a_dtype == DType::f16 || g.b_dtype == DType::f16;
-  const double flush_slack = fp16 && g.fp16_mode == Fp16Mode::flush ? 0x1p-14 : 0.0;
+  const bool flush = fp16 && g.fp16_mode == Fp16Mode::flush;
   const double alt_margin = fp16 && g.fp16_mode == Fp16Mode::alt ? 1.01 : 1.0;  // operands rounded to bf16
-  const double slope = gelu_like(e) ? 1.13 : 1.0, act_eval = gelu_like(e) ? 64 * kU32 : 0.0;
+  const eb::GemmActivationBound act = !gelu_like(e) ? eb::GemmActivationBound::none
+                                      : aux_in(e)   ? eb::GemmActivationBound::dgelu
+                                                    : eb::GemmActivationBound::gelu;
   std::map<std::string, Deviation> dev;
   std::vector<double> grad_tol(static_cast<std::size_t>(g.m), 0.0), grad_mag(static_cast<std::size_t>(g.m), 0.0);
   for (std::int64_t j = 0; j < g.n; ++j)
@@ -118,19 +124,15 @@ std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, c
       double x = std::fabs(g.alpha) * s * alt_margin;
       if (g.beta != 0.0f) x += std::fabs(g.beta) * std::fabs(in.c.get(i + j * g.ldc));
       if (has_bias(e)) x += std::fabs(in.bias.get(i));
-      const double pre_tol = (static_cast<double>(g.k) + 4.0) * kU32 * x;
-      double act_tol = slope * pre_tol + act_eval * x;
-      if (aux_in(e)) {
-        const double aux = std::fabs(in.aux.get(i + j * g.m));
-        act_tol =
-            e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD ? pre_tol : 1.2 * pre_tol + act_eval * x * (1.0 + aux);
-      }
+      const double pre_tol = eb::gemm_accumulation(g.k, x);
+      const double aux_abs = aux_in(e) ? std::fabs(in.aux.get(i + j * g.m)) : 0.0;
+      const double act_tol = eb::gemm_activation(act, pre_tol, x, aux_abs);
       const std::int64_t di = i + j * g.ldd;
       const double w = want.d.get(di);
-      dev["D"].add(got.d.get(di), w, act_tol * (1.0 + ud) + 2.0 * ud * std::fabs(w) + tiny + flush_slack);
+      dev["D"].add(got.d.get(di), w, eb::gemm_output(act_tol, w, g.d_dtype, flush));
       if (aux_out(e)) {
         const double wa = want.aux.get(i + j * g.m);
-        dev["aux"].add(got.aux.get(i + j * g.m), wa, pre_tol * (1.0 + kU32) + 2.0 * kU32 * std::fabs(wa) + 0x1p-149);
+        dev["aux"].add(got.aux.get(i + j * g.m), wa, eb::gemm_output(pre_tol, wa, DType::f32, flush));
       }
       grad_tol[static_cast<std::size_t>(i)] += act_tol;
       grad_mag[static_cast<std::size_t>(i)] += std::fabs(w) + act_tol;
@@ -139,17 +141,16 @@ std::map<std::string, Deviation> compare(const GemmArgs& g, const Buffers& in, c
   for (std::int64_t r = 0; r < len; ++r) {
     double tol = 0.0;
     if (e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU_BGRAD) {
-      tol = grad_tol[static_cast<std::size_t>(r)] +
-            (static_cast<double>(g.n) + 2.0) * kU32 * grad_mag[static_cast<std::size_t>(r)];
+      tol = eb::gemm_bias_grad_of_d(g.n, grad_tol[static_cast<std::size_t>(r)], grad_mag[static_cast<std::size_t>(r)]);
     } else {  // BGRADA: row r of op(A) summed over k; BGRADB: column r of op(B)
       double mag = 0.0;
       for (std::int64_t p = 0; p < g.k; ++p)
         mag += e == Epilogue::BGRADA ? std::fabs(in.a.get(g.op_a == Op::N ? r + p * g.lda : p + r * g.lda))
                                      : std::fabs(in.b.get(g.op_b == Op::N ? p + r * g.ldb : r + p * g.ldb));
-      tol = (static_cast<double>(g.k) + 2.0) * kU32 * mag;
+      tol = eb::gemm_bias_grad_of_operand(g.k, mag);
     }
     const double w = want.bias_grad.get(r);
-    dev["bias_grad"].add(got.bias_grad.get(r), w, tol + 2.0 * kU32 * std::fabs(w) + 0x1p-149 + flush_slack);
+    dev["bias_grad"].add(got.bias_grad.get(r), w, eb::gemm_bias_grad_output(tol, 0.0, w, DType::f32, flush));
   }
   return dev;
 }
@@ -195,8 +196,8 @@ void check_gemm(Isa isa, std::uint64_t seed, bool quick, CheckResults& results) 
         in.aux.fill_normal(rng);
         const GemmArgs g = make_args(s, op_a, op_b, t, epilogues[e], in);
         std::string kernel;
-        const Buffers want = run_at(Isa::ref, g, in, nullptr);
-        const Buffers got = run_at(isa, g, in, &kernel);
+        const Buffers want = run_gemm(true, isa, g, in, nullptr);
+        const Buffers got = run_gemm(false, isa, g, in, &kernel);
         char what[160];
         std::snprintf(what, sizeof what, "%lldx%lldx%lld %s%s %s %s", static_cast<long long>(s.m),
                       static_cast<long long>(s.n), static_cast<long long>(s.k), op_a == Op::N ? "n" : "t",

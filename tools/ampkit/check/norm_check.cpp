@@ -1,10 +1,9 @@
 // The LayerNorm / RMSNorm part of `ampkit check kernels` (tools layer, check/): forward and
 // backward over row lengths (short, odd, long) and every dtype mix (x in f32, bf16 or f16;
 // gamma/beta in x's dtype or f32), run at the ISA under test and at `ref` (the reference: double
-// sums, one rounding), compared with tolerances from fp32 statistics over n elements
-// (docs/NUMERICS.md): for inputs ~ N(0, 1) the mean, variance and rstd carry at most about
-// (n + 8) fp32 roundoffs, each output one rounding to its dtype.
-#include "tools/ampkit/check/norm_check.hpp"
+// sums, one rounding), compared with the norm bounds of error_bounds.hpp (docs/NUMERICS.md): fp32
+// row statistics over chains of at most n/8 + 16 adds, each output one rounding to its dtype.
+#include "tools/ampkit/check/check_families.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,13 +15,15 @@
 
 #include "ampkit/core/tensor.hpp"
 #include "ampkit/device/cpu.hpp"
+#include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "tools/ampkit/check/check_run.hpp"
 #include "tools/ampkit/check/check_tensor.hpp"
 
 namespace ampkit::tools::check {
 namespace {
 
-constexpr double kU32 = 0x1p-24;
+namespace eb = error_bounds;
 
 struct NormCase {
   NormKind kind;
@@ -47,32 +48,34 @@ NormBuffers make_inputs(const NormCase& c, std::mt19937_64& rng) {
   return b;
 }
 
-TensorView view(CheckTensor& t, std::int64_t rows, std::int64_t n) { return TensorView(t.data(), t.dtype, {rows, n}); }
-TensorView view(CheckTensor& t, std::int64_t n) { return TensorView(t.data(), t.dtype, {n}); }
-
-// Forward on a copy of `in` at `isa`; the kernel's name into *kernel.
-NormBuffers forward_at(Isa isa, const NormCase& c, const NormBuffers& in, std::string* kernel) {
+// Forward on a copy of `in`, on the reference kernel or at `isa`; the kernel's name into *kernel.
+NormBuffers forward_at(bool reference, Isa isa, const NormCase& c, const NormBuffers& in, std::string* kernel) {
   NormBuffers b = in;
   NormForwardArgs a;
-  a.x = view(b.x, c.rows, c.n), a.gamma = view(b.gamma, c.n), a.y = view(b.y, c.rows, c.n);
-  if (c.kind == NormKind::layer) a.beta = view(b.beta, c.n), a.mean = view(b.mean, c.rows);
-  a.rstd = view(b.rstd, c.rows);
-  set_isa_cap(isa);
-  if (kernel) *kernel = norm_kernel_name(c.kind, a);
-  c.kind == NormKind::layer ? layer_norm_forward(a) : rms_norm_forward(a);
+  a.x = view(b.x, {c.rows, c.n}), a.gamma = view(b.gamma, {c.n}), a.y = view(b.y, {c.rows, c.n});
+  if (c.kind == NormKind::layer) a.beta = view(b.beta, {c.n}), a.mean = view(b.mean, {c.rows});
+  a.rstd = view(b.rstd, {c.rows});
+  const auto run = [&] {
+    if (kernel) *kernel = norm_kernel_name(c.kind, a);
+    c.kind == NormKind::layer ? layer_norm_forward(a) : rms_norm_forward(a);
+  };
+  reference ? run_reference(run) : run_at(isa, run);
   return b;
 }
 
-// Backward on a copy of `in` (whose mean and rstd are the reference forward's) at `isa`.
-NormBuffers backward_at(Isa isa, const NormCase& c, const NormBuffers& in, std::string* kernel) {
+// Backward on a copy of `in` (whose mean and rstd are the reference forward's), on the reference
+// kernel or at `isa`.
+NormBuffers backward_at(bool reference, Isa isa, const NormCase& c, const NormBuffers& in, std::string* kernel) {
   NormBuffers b = in;
   NormBackwardArgs a;
-  a.dy = view(b.dy, c.rows, c.n), a.x = view(b.x, c.rows, c.n), a.rstd = view(b.rstd, c.rows);
-  a.gamma = view(b.gamma, c.n), a.dx = view(b.dx, c.rows, c.n), a.dgamma = view(b.dgamma, c.n);
-  if (c.kind == NormKind::layer) a.mean = view(b.mean, c.rows), a.dbeta = view(b.dbeta, c.n);
-  set_isa_cap(isa);
-  if (kernel) *kernel = norm_kernel_name(c.kind, a);
-  c.kind == NormKind::layer ? layer_norm_backward(a) : rms_norm_backward(a);
+  a.dy = view(b.dy, {c.rows, c.n}), a.x = view(b.x, {c.rows, c.n}), a.rstd = view(b.rstd, {c.rows});
+  a.gamma = view(b.gamma, {c.n}), a.dx = view(b.dx, {c.rows, c.n}), a.dgamma = view(b.dgamma, {c.n});
+  if (c.kind == NormKind::layer) a.mean = view(b.mean, {c.rows}), a.dbeta = view(b.dbeta, {c.n});
+  const auto run = [&] {
+    if (kernel) *kernel = norm_kernel_name(c.kind, a);
+    c.kind == NormKind::layer ? layer_norm_backward(a) : rms_norm_backward(a);
+  };
+  reference ? run_reference(run) : run_at(isa, run);
   return b;
 }
 
@@ -82,62 +85,55 @@ double xhat(const NormCase& c, const NormBuffers& b, std::int64_t r, std::int64_
   return (b.x.get(r * c.n + i) - mean) * b.rstd.get(r);
 }
 
-std::map<std::string, Deviation> compare_forward(const NormCase& c, const NormBuffers& got, const NormBuffers& want) {
-  const double uy = unit_roundoff(c.x), stat = (static_cast<double>(c.n) + 8.0) * kU32 * 2.0;
+std::map<std::string, Deviation> compare_forward(const NormCase& c, const NormBuffers& in, const NormBuffers& got,
+                                                 const NormBuffers& want) {
+  const bool rms = c.kind == NormKind::rms;
   std::map<std::string, Deviation> dev;
   for (std::int64_t r = 0; r < c.rows; ++r) {
-    const double mean = c.kind == NormKind::layer ? std::fabs(want.mean.get(r)) : 0.0, rstd = want.rstd.get(r);
+    const eb::NormRowBound row = eb::norm_row_bound([&](std::int64_t i) { return in.x.get(r * c.n + i); }, c.n, rms,
+                                                    static_cast<double>(NormForwardArgs{}.eps));
     for (std::int64_t i = 0; i < c.n; ++i) {
-      const double g = std::fabs(want.gamma.get(i)), h = std::fabs(xhat(c, want, r, i));
-      const double w = want.y.get(r * c.n + i);
-      const double tol = stat * g * (h + 4.0 + mean * rstd) + 2.0 * uy * std::fabs(w) + smallest_subnormal(c.x);
-      dev["y"].add(got.y.get(r * c.n + i), w, tol);
+      const std::int64_t e = r * c.n + i;
+      const double beta = rms ? 0.0 : std::fabs(in.beta.get(i));
+      dev["y"].add(got.y.get(e), want.y.get(e),
+                   eb::norm_y(row, in.x.get(e), std::fabs(in.gamma.get(i)), beta, want.y.get(e), c.x));
     }
-    dev["rstd"].add(got.rstd.get(r), rstd, stat * rstd + 0x1p-149);
-    if (c.kind == NormKind::layer) {
-      double mag = 0.0;
-      for (std::int64_t i = 0; i < c.n; ++i) mag += std::fabs(want.x.get(r * c.n + i));
-      dev["mean"].add(got.mean.get(r), want.mean.get(r), stat * mag / static_cast<double>(c.n) + 0x1p-149);
-    }
+    dev["rstd"].add(got.rstd.get(r), want.rstd.get(r), eb::norm_rstd(row));
+    if (!rms) dev["mean"].add(got.mean.get(r), want.mean.get(r), eb::norm_mean(row));
   }
   return dev;
 }
 
 std::map<std::string, Deviation> compare_backward(const NormCase& c, const NormBuffers& in, const NormBuffers& got,
                                                   const NormBuffers& want) {
-  const double ux = unit_roundoff(c.x), up = unit_roundoff(c.param), stat = (2.0 * c.n + 16.0) * kU32;
+  const auto n = static_cast<double>(c.n);
   std::map<std::string, Deviation> dev;
-  std::vector<double> dgamma_mag(static_cast<std::size_t>(c.n), 0.0), dbeta_mag(static_cast<std::size_t>(c.n), 0.0);
+  std::vector<double> sum_dgamma(static_cast<std::size_t>(c.n), 0.0), sum_dbeta(static_cast<std::size_t>(c.n), 0.0);
   for (std::int64_t r = 0; r < c.rows; ++r) {
-    double mean_gdy = 0.0, mean_gdy_h = 0.0;
+    double mean_g = 0.0, mean_g_xhat = 0.0;
     for (std::int64_t i = 0; i < c.n; ++i) {
-      const double gdy = std::fabs(in.gamma.get(i) * in.dy.get(r * c.n + i));
-      mean_gdy += gdy / static_cast<double>(c.n);
-      mean_gdy_h += gdy * std::fabs(xhat(c, in, r, i)) / static_cast<double>(c.n);
+      const double g = std::fabs(in.gamma.get(i) * in.dy.get(r * c.n + i));
+      mean_g += g / n;
+      mean_g_xhat += g * std::fabs(xhat(c, in, r, i)) / n;
     }
-    const double rstd = in.rstd.get(r);
     for (std::int64_t i = 0; i < c.n; ++i) {
-      const double h = std::fabs(xhat(c, in, r, i)), dy = std::fabs(in.dy.get(r * c.n + i));
-      const double gdy = std::fabs(in.gamma.get(i)) * dy;
-      const double w = want.dx.get(r * c.n + i);
-      const double tol = stat * rstd * (gdy + mean_gdy + (h + 4.0) * mean_gdy_h + mean_gdy * 4.0) +
-                         2.0 * ux * std::fabs(w) + smallest_subnormal(c.x);
-      dev["dx"].add(got.dx.get(r * c.n + i), w, tol);
-      dgamma_mag[static_cast<std::size_t>(i)] += dy * (h + 4.0);
-      dbeta_mag[static_cast<std::size_t>(i)] += dy;
+      const std::int64_t e = r * c.n + i;
+      const double h = std::fabs(xhat(c, in, r, i)), dy = std::fabs(in.dy.get(e));
+      dev["dx"].add(got.dx.get(e), want.dx.get(e),
+                    eb::norm_dx(c.n, in.rstd.get(r), std::fabs(in.gamma.get(i)) * dy, h, mean_g, mean_g_xhat,
+                                want.dx.get(e), c.x));
+      sum_dgamma[static_cast<std::size_t>(i)] += dy * h;
+      sum_dbeta[static_cast<std::size_t>(i)] += dy;
     }
   }
   for (std::int64_t i = 0; i < c.n; ++i) {
-    const double rows = static_cast<double>(c.rows);
     const double wg = want.dgamma.get(i);
     dev["dgamma"].add(got.dgamma.get(i), wg,
-                      (rows + 2.0 * c.n + 16.0) * kU32 * dgamma_mag[static_cast<std::size_t>(i)] +
-                          2.0 * up * std::fabs(wg) + smallest_subnormal(c.param));
+                      eb::norm_param_grad(c.rows, 3.0, sum_dgamma[static_cast<std::size_t>(i)], 0.0, wg, c.param));
     if (c.kind == NormKind::layer) {
       const double wb = want.dbeta.get(i);
       dev["dbeta"].add(got.dbeta.get(i), wb,
-                       (rows + 2.0) * kU32 * dbeta_mag[static_cast<std::size_t>(i)] + 2.0 * up * std::fabs(wb) +
-                           smallest_subnormal(c.param));
+                       eb::norm_param_grad(c.rows, 1.0, sum_dbeta[static_cast<std::size_t>(i)], 0.0, wb, c.param));
     }
   }
   return dev;
@@ -164,14 +160,14 @@ void check_norms(Isa isa, std::uint64_t seed, bool quick, CheckResults& results)
                       static_cast<long long>(n), std::string(dtype_name(x)).c_str(),
                       std::string(dtype_name(param)).c_str());
         std::string kernel;
-        const NormBuffers want_f = forward_at(Isa::ref, c, in, nullptr);
-        const NormBuffers got_f = forward_at(isa, c, in, &kernel);
-        record(results, std::string(name) + "_forward", kernel, what, compare_forward(c, got_f, want_f));
+        const NormBuffers want_f = forward_at(true, isa, c, in, nullptr);
+        const NormBuffers got_f = forward_at(false, isa, c, in, &kernel);
+        record(results, std::string(name) + "_forward", kernel, what, compare_forward(c, in, got_f, want_f));
         // The backward reads the reference forward's statistics.
         NormBuffers bin = in;
         bin.mean = want_f.mean, bin.rstd = want_f.rstd;
-        const NormBuffers want_b = backward_at(Isa::ref, c, bin, nullptr);
-        const NormBuffers got_b = backward_at(isa, c, bin, &kernel);
+        const NormBuffers want_b = backward_at(true, isa, c, bin, nullptr);
+        const NormBuffers got_b = backward_at(false, isa, c, bin, &kernel);
         record(results, std::string(name) + "_backward", kernel, what, compare_backward(c, bin, got_b, want_b));
       }
 }
