@@ -1,6 +1,7 @@
 // The AMX entry (gemm_ukernel_bf16_32x32_amx) run directly, whatever the dispatcher would pick:
 // edge shapes around its 32 x 32 tile and 32-deep k steps against the reference, 1 and 2
-// threads bit for bit, and tdpbf16ps's summation order (docs/GEMM.md) bit for bit. Skipped, with
+// threads bit for bit, tdpbf16ps's summation order (docs/GEMM.md) and the BGRADB sums taken while
+// packing bit for bit. Skipped, with
 // the reason, where the machine, the ISA cap or the OS rules AMX out.
 #include <gtest/gtest.h>
 
@@ -106,6 +107,36 @@ TEST(GemmAmx, OneAndTwoThreadsGiveTheSameBits) {
   }
   EXPECT_EQ(one.d.bytes, two.d.bytes);
   EXPECT_EQ(one.aux.bytes, two.aux.bytes);
+}
+
+// BGRADB of a transposed bf16 op(B) (Linear's dW GEMM) is summed while op(B) is packed: the
+// same blocks of k in the same order as gemm_operand_sums, which the AVX512_BF16 entry runs, so
+// the same bits — across partial slivers, partial k groups and several 256-deep blocks.
+TEST(GemmAmx, BgradbSummedWhilePackingHasTheOperandSumsBits) {
+  if (const char* why = amx_unavailable()) GTEST_SKIP() << "gemm_ukernel_bf16_32x32_amx: " << why;
+  const cpu::GemmKernel* avx512bf16 = nullptr;
+  for (const cpu::GemmKernel& k : cpu::gemm_kernels())
+    if (std::string(k.name) == "gemm_ukernel_bf16_32x12_avx512bf16") avx512bf16 = &k;
+  ASSERT_NE(avx512bf16, nullptr);
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (std::int64_t n : {2, 33, 300})
+    for (std::int64_t k : {2, 33, 600}) {
+      GemmCase c;
+      c.m = 40, c.n = n, c.k = k, c.op_b = Op::T, c.pad = n == 33 ? 3 : 0;
+      c.a = c.b = DType::bf16, c.d = DType::bf16, c.kind = Epilogue::BGRADB;
+      c.accumulate_bias_grad = k == 33;
+      const GemmBuffers in = gemm_test::make_buffers(c, rng);
+      GemmBuffers got = in, sums = in, want = in;
+      run_entry(got);
+      cpu::GemmCounters counters;
+      avx512bf16->run(cpu::make_gemm_problem(sums.args()), counters);
+      for (std::int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(got.bias_grad.get(j), sums.bias_grad.get(j)) << "db(" << j << "), " << c.describe();
+      gemm_test::run_reference(want);
+      gemm_test::expect_close(in, got, want);
+    }
 }
 
 // Per 32-deep k step (one tdpbf16ps), two fp32 partial sums start at zero: the products of even
