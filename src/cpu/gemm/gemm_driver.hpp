@@ -238,13 +238,17 @@ static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
 }
 
 // ---- Epilogue activations (types handed to the driver) ----
-// forward(x, n): x = act(x); backward(x, aux, n): x = x * act'(aux).
+// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). Traits T may bring their
+// own vector loops for the tanh GELU (gelu_tanh_rows(x, n), dgelu_tanh_rows(x, aux, n); the AMX
+// engine's, gelu_math_avx512.hpp); otherwise the scalar math of gelu_math.hpp, vectorized here.
 struct ActNone {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float*, const float*, std::int64_t) {}
 };
 struct ActRelu {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu(x[i]);
@@ -253,14 +257,20 @@ struct ActRelu {
 template <GeluVariant V>
 struct ActGelu {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
+    if constexpr (V == GeluVariant::tanh && requires { T::gelu_tanh_rows(x, n); }) {
+      T::gelu_tanh_rows(x, n);
+    } else {
 #pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i)
-      x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
+      for (std::int64_t i = 0; i < n; ++i)
+        x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
+    }
   }
 };
 struct ActDRelu {
   static constexpr bool kReadsAux = true;
+  template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu_gate(x[i], aux[i]);
@@ -269,10 +279,16 @@ struct ActDRelu {
 template <GeluVariant V>
 struct ActDGelu {
   static constexpr bool kReadsAux = true;
+  template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
+    if constexpr (V == GeluVariant::tanh && requires { T::dgelu_tanh_rows(x, aux, n); }) {
+      T::dgelu_tanh_rows(x, aux, n);
+    } else {
 #pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i)
-      x[i] *= V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
+      for (std::int64_t i = 0; i < n; ++i)
+        x[i] *=
+            V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
+    }
   }
 };
 
@@ -377,10 +393,10 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
       aux_of = aux;
     }
     if (tile_ld == MR) {
-      Act::apply(tile + jc * MR, aux_of, cols * MR);
+      Act::template apply<T>(tile + jc * MR, aux_of, cols * MR);
     } else {
       for (std::int64_t j = 0; j < cols; ++j)
-        Act::apply(tile + (jc + j) * tile_ld, aux_of != nullptr ? aux_of + j * MR : nullptr, MR);
+        Act::template apply<T>(tile + (jc + j) * tile_ld, aux_of != nullptr ? aux_of + j * MR : nullptr, MR);
     }
   }
   if (row_sums) {
