@@ -178,6 +178,23 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
       }
       return 0;
     }
+    // bf16 contiguous along k (op(A) transposed: Linear's forward GEMM, W [out, in]): a k pair of
+    // a row is one 32-bit word of its k-run, moved to the row's slot of the pair row; an odd last
+    // k gets a zero partner (rows >= `rows` and k >= k stay zero from the clears).
+    if (v.dtype == DType::bf16 && v.k_stride == 1) {
+      if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::uint16_t* run = src + (r0 + r) * v.r_stride;
+        std::uint16_t* out = dst + 2 * r;
+        for (std::int64_t q = 0; q < k / 2; ++q) std::memcpy(out + q * 2 * R, run + 2 * q, 2 * sizeof(std::uint16_t));
+        if (k % 2 != 0) {
+          out[(k - 1) * R] = run[k - 1];
+          out[(k - 1) * R + 1] = 0;
+        }
+      }
+      return 0;
+    }
   }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
     const std::int64_t kb = imin(kKb, k - k0);
