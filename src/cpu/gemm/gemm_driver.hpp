@@ -15,7 +15,8 @@
 // kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row; optional
 // (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a multiple of it), kBKGroup (B
 // packed k-contiguous in groups of kBKGroup per column instead of like A), prepare_thread()
-// (run by every thread before its first micro-kernel of a call) and kKc > 0 with
+// (run by every thread before its first micro-kernel of a call), transpose_k_group (one k group
+// of a bf16 operand contiguous along rows into its k-runs, see pack_sliver) and kKc > 0 with
 // ukernel_part(kc, a, b, tile, accumulate) instead of ukernel: k in blocks of kKc, the fp32
 // sums parked in memory between blocks and continued exactly (same order, same bits).
 #pragma once
@@ -91,9 +92,12 @@ constexpr int b_k_group() {
 //   KGroup = 0, kPairs = true:  dst[(kk / 2) * 2R + 2r + kk % 2] (bf16 bits)
 //   KGroup = G > 0:             dst[(kk / G) * GR + r * G + kk % G] (bf16 bits, k contiguous)
 // Returns the number of f16 subnormal elements read.
+// sums (only with KGroup > 0, a bf16 operand contiguous along rows: see can_sum_while_packing):
+// sums[r] (r < rows) = gemm_operand_sums' sum of row r0 + r, the same blocks in the same order.
 template <class T, int R, int KGroup = 0>
 static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int64_t rows, std::int64_t k,
-                                std::int64_t kp, bool flush, bool alt, typename T::Packed* dst) {
+                                std::int64_t kp, bool flush, bool alt, typename T::Packed* dst,
+                                double* sums = nullptr) {
   constexpr std::int64_t kKb = 64;  // k block staged as fp32
   static_assert(KGroup == 0 || (T::kPairs && kKb % KGroup == 0), "k groups of bf16 within a staged block");
   alignas(64) float block[kKb * R];
@@ -124,6 +128,39 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
       }
       return 0;
     }
+    // bf16 contiguous along rows (op(B) transposed: the dW GEMM of Linear): each k row-run is
+    // spread over the k-runs of its rows, in blocks of gemm_operand_sum_block k (a multiple of
+    // KGroup) whose fp32 row sums are taken on the way when asked for.
+    if (v.dtype == DType::bf16 && v.r_stride == 1) {
+      static_assert(gemm_operand_sum_block % KGroup == 0, "sum blocks of whole k groups");
+      if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base) + r0;
+      alignas(64) double total[R] = {};
+      for (std::int64_t k0 = 0; k0 < k; k0 += gemm_operand_sum_block) {
+        const std::int64_t k1 = imin(k, k0 + gemm_operand_sum_block);
+        alignas(64) float part[R] = {};  // fp32 sums of this k block, k in order
+        if constexpr (requires { T::transpose_k_group(src, v.k_stride, rows, k, dst, part); }) {
+          for (std::int64_t g = k0; g < k1; g += KGroup)  // the traits' vector transpose, a group at a time
+            T::transpose_k_group(src + g * v.k_stride, v.k_stride, rows, imin(KGroup, k1 - g), dst + g * R,
+                                 sums != nullptr ? part : nullptr);
+        } else {
+          for (std::int64_t kk = k0; kk < k1; ++kk) {
+            const std::uint16_t* run = src + kk * v.k_stride;
+            std::uint16_t* out = dst + kk / KGroup * KGroup * R + kk % KGroup;
+            for (std::int64_t r = 0; r < rows; ++r) out[r * KGroup] = run[r];
+            if (sums != nullptr) {
+#pragma omp simd
+              for (std::int64_t r = 0; r < rows; ++r)
+                part[r] += std::bit_cast<float>(static_cast<std::uint32_t>(run[r]) << 16);
+            }
+          }
+        }
+        for (std::int64_t r = 0; r < R; ++r) total[r] += part[r];
+      }
+      if (sums != nullptr)
+        for (std::int64_t r = 0; r < rows; ++r) sums[r] = total[r];
+      return 0;
+    }
   } else if constexpr (T::kPairs) {
     // bf16 already contiguous along rows: k pairs interleaved straight from two row-runs.
     if (v.dtype == DType::bf16 && v.r_stride == 1) {
@@ -138,6 +175,23 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
           out[2 * r + 1] = odd != nullptr ? odd[r] : std::uint16_t{0};
         }
         for (std::int64_t r = rows; r < R; ++r) out[2 * r] = out[2 * r + 1] = 0;
+      }
+      return 0;
+    }
+    // bf16 contiguous along k (op(A) transposed: Linear's forward GEMM, W [out, in]): a k pair of
+    // a row is one 32-bit word of its k-run, moved to the row's slot of the pair row; an odd last
+    // k gets a zero partner (rows >= `rows` and k >= k stay zero from the clears).
+    if (v.dtype == DType::bf16 && v.k_stride == 1) {
+      if (rows < R) std::memset(dst, 0, static_cast<std::size_t>(kp * R) * sizeof(*dst));
+      const auto* src = reinterpret_cast<const std::uint16_t*>(v.base);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::uint16_t* run = src + (r0 + r) * v.r_stride;
+        std::uint16_t* out = dst + 2 * r;
+        for (std::int64_t q = 0; q < k / 2; ++q) std::memcpy(out + q * 2 * R, run + 2 * q, 2 * sizeof(std::uint16_t));
+        if (k % 2 != 0) {
+          out[(k - 1) * R] = run[k - 1];
+          out[(k - 1) * R + 1] = 0;
+        }
       }
       return 0;
     }
@@ -192,14 +246,26 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
   return subnormals;
 }
 
+// Whether pack_sliver<T, R, b_k_group<T>()> can take the BGRADB sums of op(B) while packing it.
+template <class T>
+static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
+  // (k_stride == 1 as well, for one row or one k, takes the k-contiguous path, which sums nothing.)
+  return b_k_group<T>() > 0 && p.bias_grad == GemmBiasGrad::cols_of_b && vb.dtype == DType::bf16 && vb.r_stride == 1 &&
+         vb.k_stride != 1;
+}
+
 // ---- Epilogue activations (types handed to the driver) ----
-// forward(x, n): x = act(x); backward(x, aux, n): x = x * act'(aux).
+// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). Traits T may bring their
+// own vector loops for the tanh GELU (gelu_tanh_rows(x, n), dgelu_tanh_rows(x, aux, n); the AMX
+// engine's, gelu_math_avx512.hpp); otherwise the scalar math of gelu_math.hpp, vectorized here.
 struct ActNone {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float*, const float*, std::int64_t) {}
 };
 struct ActRelu {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu(x[i]);
@@ -208,14 +274,20 @@ struct ActRelu {
 template <GeluVariant V>
 struct ActGelu {
   static constexpr bool kReadsAux = false;
+  template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
+    if constexpr (V == GeluVariant::tanh && requires { T::gelu_tanh_rows(x, n); }) {
+      T::gelu_tanh_rows(x, n);
+    } else {
 #pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i)
-      x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
+      for (std::int64_t i = 0; i < n; ++i)
+        x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
+    }
   }
 };
 struct ActDRelu {
   static constexpr bool kReadsAux = true;
+  template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu_gate(x[i], aux[i]);
@@ -224,10 +296,16 @@ struct ActDRelu {
 template <GeluVariant V>
 struct ActDGelu {
   static constexpr bool kReadsAux = true;
+  template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
+    if constexpr (V == GeluVariant::tanh && requires { T::dgelu_tanh_rows(x, aux, n); }) {
+      T::dgelu_tanh_rows(x, aux, n);
+    } else {
 #pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i)
-      x[i] *= V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
+      for (std::int64_t i = 0; i < n; ++i)
+        x[i] *=
+            V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
+    }
   }
 };
 
@@ -264,8 +342,13 @@ static inline void store_output(void* dst, DType t, const float* x, std::int64_t
   T::store_row(dst, t, flushed, n);
 }
 
-// The epilogue of one tile: tile[j * tile_ld + i] (fp32 sums, i < MR <= tile_ld) -> D rows
+// The epilogue of one tile: tile[j * tile_ld + i] (fp32 sums, i < MR) -> D rows
 // [i0, i0 + mv), columns [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
+// (MR <= tile_ld: the skinny engine hands strided blocks of any nv.) Each element sees the same operations in the same
+// order as the scalar definition
+//   x = alpha x (+ beta c) (+ bias); aux = x; x = act(x[, aux]); row sum += x; D = x,
+// but in phases over the whole tile (one long vector loop per step: the activation is
+// throughput-bound instead of one dependent chain per column; alpha = 1 is skipped, x * 1 = x).
 template <class T, class Act>
 static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t tile_ld, std::int64_t i0,
                           std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
@@ -276,53 +359,84 @@ static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t 
   const GemmEpilogue& e = a.epilogue;
   const float alpha = a.alpha, beta = a.beta;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
-  alignas(64) float sums[MR];
-  alignas(64) float other[MR];
-  for (std::int64_t i = 0; i < MR; ++i) sums[i] = other[i] = 0.0f;
   // Rows >= mv of a tile are padding: computed (whole-MR loops vectorize without remainders)
   // but never stored; the bias-gradient partials of rows >= m are never read.
   const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
   const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
   const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
-  for (std::int64_t j = 0; j < nv; ++j) {
-    float* x = tile + j * tile_ld;
-    const std::int64_t col = j0 + j;
+  if (alpha != 1.0f) {
+    for (std::int64_t j = 0; j < nv; ++j) {
+      float* x = tile + j * tile_ld;
 #pragma omp simd
-    for (std::int64_t i = 0; i < MR; ++i) x[i] *= alpha;
-    if (p.use_c) {
-      T::load_row(static_cast<const unsigned char*>(a.c) + (i0 + col * a.ldc) * csize, a.c_dtype, mv, other);
+      for (std::int64_t i = 0; i < MR; ++i) x[i] *= alpha;
+    }
+  }
+  if (p.use_c) {
+    alignas(64) float other[MR];
+    for (std::int64_t j = 0; j < nv; ++j) {
+      float* x = tile + j * tile_ld;
+      T::load_row(static_cast<const unsigned char*>(a.c) + (i0 + (j0 + j) * a.ldc) * csize, a.c_dtype, mv, other);
 #pragma omp simd
       for (std::int64_t i = 0; i < mv; ++i) x[i] += beta * other[i];
     }
-    if (ctx.bias != nullptr) {
-      const float* b = ctx.bias + i0;
+  }
+  if (ctx.bias != nullptr) {
+    alignas(64) float b[MR];
+    std::memcpy(b, ctx.bias + i0, sizeof(b));
+    for (std::int64_t j = 0; j < nv; ++j) {
+      float* x = tile + j * tile_ld;
 #pragma omp simd
       for (std::int64_t i = 0; i < MR; ++i) x[i] += b[i];
     }
-    if (p.aux_out)
-      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, x, mv, p.flush,
-                      subnormal_outputs);
+  }
+  if (p.aux_out)
+    for (std::int64_t j = 0; j < nv; ++j)
+      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + (j0 + j) * e.aux_ld) * auxsize, e.aux_dtype,
+                      tile + j * tile_ld, mv, p.flush, subnormal_outputs);
+  // The activation in chunks of kCols columns, one vector loop per chunk where the columns are
+  // contiguous (tile_ld == MR; the skinny engine hands wider, strided blocks).
+  constexpr std::int64_t kCols = 16;
+  [[maybe_unused]] alignas(64) float aux[Act::kReadsAux ? MR * kCols : 1];
+  for (std::int64_t jc = 0; jc < nv; jc += kCols) {
+    const std::int64_t cols = imin(kCols, nv - jc);
+    const float* aux_of = nullptr;
     if constexpr (Act::kReadsAux) {
-      T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + col * e.aux_ld) * auxsize, e.aux_dtype, mv, other);
-      Act::apply(x, other, MR);
-    } else {
-      Act::apply(x, nullptr, MR);
+      for (std::int64_t j = 0; j < cols; ++j) {
+        float* row = aux + j * MR;
+        T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + (j0 + jc + j) * e.aux_ld) * auxsize, e.aux_dtype,
+                    mv, row);
+        for (std::int64_t i = mv; i < MR; ++i) row[i] = 0.0f;
+      }
+      aux_of = aux;
     }
-    if (row_sums) {
+    if (tile_ld == MR) {
+      Act::template apply<T>(tile + jc * MR, aux_of, cols * MR);
+    } else {
+      for (std::int64_t j = 0; j < cols; ++j)
+        Act::template apply<T>(tile + (jc + j) * tile_ld, aux_of != nullptr ? aux_of + j * MR : nullptr, MR);
+    }
+  }
+  if (row_sums) {
+    alignas(64) float sums[MR];
+    for (std::int64_t i = 0; i < MR; ++i) sums[i] = 0.0f;
+    for (std::int64_t j = 0; j < nv; ++j) {
+      const float* x = tile + j * tile_ld;
 #pragma omp simd
       for (std::int64_t i = 0; i < MR; ++i) sums[i] += x[i];
     }
-    store_output<T>(static_cast<unsigned char*>(a.d) + (i0 + col * a.ldd) * dsize, a.d_dtype, x, mv, p.flush,
-                    subnormal_outputs);
+    std::memcpy(ctx.grad_partials + j_sliver * ctx.m_padded + i0, sums, sizeof(sums));
   }
-  if (row_sums) std::memcpy(ctx.grad_partials + j_sliver * ctx.m_padded + i0, sums, sizeof(sums));
+  for (std::int64_t j = 0; j < nv; ++j)
+    store_output<T>(static_cast<unsigned char*>(a.d) + (i0 + (j0 + j) * a.ldd) * dsize, a.d_dtype, tile + j * tile_ld,
+                    mv, p.flush, subnormal_outputs);
 }
 
 // Bias gradients after the tiles: rows_of_d sums the per-sliver partials[js][i] (js < parts,
 // row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
-// (gemm_operand_sums). totals: scratch of max(m, n) doubles.
+// (gemm_operand_sums, unless the packing took them: totals_ready). totals: scratch of max(m, n)
+// doubles.
 static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts, std::int64_t m_padded,
-                             double* totals) {
+                             double* totals, bool totals_ready = false) {
   if (p.bias_grad == GemmBiasGrad::none) return;
   const std::int64_t m = p.args.m;
   if (p.bias_grad == GemmBiasGrad::rows_of_d) {
@@ -331,7 +445,7 @@ static void finish_bias_grad(const GemmProblem& p, const float* partials, std::i
       const float* row = partials + js * m_padded;
       for (std::int64_t i = 0; i < m; ++i) totals[i] += row[i];
     }
-  } else {
+  } else if (!totals_ready) {
     gemm_operand_sums(p, totals);
   }
   gemm_write_bias_grad(p, totals, p.bias_grad == GemmBiasGrad::cols_of_b ? p.args.n : m);
@@ -392,6 +506,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 
   const OperandView va = view_of_a(a), vb = view_of_b(a);
   const EpilogueContext ctx{&p, bias, partials, m_padded};
+  double* totals = reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes);
+  const bool b_sums = can_sum_while_packing<T>(p, vb);
   // The work of one team member; the worksharing loops split it when a team runs them. A call
   // that runs on one thread enters no parallel region (it costs more than an 8x8x8 GEMM).
   const auto work = [&](std::int64_t& sub_in, std::int64_t& sub_out) {
@@ -402,7 +518,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
       } else {
         const std::int64_t t = s - m_slivers;
         sub_in += pack_sliver<T, NR, b_k_group<T>()>(vb, t * NR, imin(NR, n - t * NR), k, kp, p.flush, p.alt,
-                                                     packed_b + t * NR * kp);
+                                                     packed_b + t * NR * kp, b_sums ? totals + t * NR : nullptr);
       }
     }
     if constexpr (requires { T::prepare_thread(); }) T::prepare_thread();
@@ -448,8 +564,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   counters.fp16_subnormal_inputs += sub_in;
   counters.fp16_subnormal_outputs += sub_out;
 
-  finish_bias_grad(p, partials, n_slivers, m_padded,
-                   reinterpret_cast<double*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes));
+  finish_bias_grad(p, partials, n_slivers, m_padded, totals, b_sums);
 }
 
 // The one place the activation becomes a template parameter: Engine::run<Act>(p, counters).

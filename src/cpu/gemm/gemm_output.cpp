@@ -82,7 +82,7 @@ float operand_value(const void* base, std::int64_t idx) {
 template <DType T>
 void operand_sums(const void* base, std::int64_t length, std::int64_t k, std::int64_t r_stride, std::int64_t k_stride,
                   double* sums) {
-  constexpr std::int64_t kBlock = 256, kRows = 8;
+  constexpr std::int64_t kBlock = gemm_operand_sum_block, kRows = 8;
   const std::int64_t groups = (length + kRows - 1) / kRows;
   const auto sum_group = [&](std::int64_t g) {
     const std::int64_t r0 = g * kRows, rows = length - r0 < kRows ? length - r0 : kRows;

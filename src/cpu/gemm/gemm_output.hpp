@@ -24,6 +24,10 @@ void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flus
 /// which keep fp16 subnormals (docs/DESIGN.md, "Bias gradients under the fp16 modes").
 void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length);
 
+/// The k block of gemm_operand_sums (summed in fp32, the blocks combined in double). An engine
+/// that sums an operand while packing it uses the same blocks and order, so the same bits.
+constexpr std::int64_t gemm_operand_sum_block = 256;
+
 /// BGRADA / BGRADB sums of the operands as given (fp16 widened exactly; no flush, no bf16
 /// rounding, whatever the fp16 mode of the product), for every engine and the reference:
 /// fixed blocks of 256 along k summed in fp32, the block sums combined in double in k order

@@ -9,6 +9,7 @@
 
 #include "cpu/gemm/gemm_driver.hpp"
 #include "cpu/gemm/gemm_io_avx512.hpp"
+#include "cpu/math/gelu_math_avx512.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -48,6 +49,59 @@ struct Bf16Amx : IoAvx512 {
   static inline void prepare_thread() {
     static constexpr TileConfig config{};
     _tile_loadconfig(&config);
+  }
+
+  // The tanh GELU of the epilogue on AVX-512 directly (vscalefps exponential): at ~500 GFLOP/s
+  // of tdpbf16ps the activation of a tile costs about as much as its k-loop at k = 128.
+  static inline void gelu_tanh_rows(float* x, std::int64_t n) { gemm_math::gelu_tanh_rows_avx512(x, n); }
+  static inline void dgelu_tanh_rows(float* x, const float* aux, std::int64_t n) {
+    gemm_math::dgelu_tanh_rows_avx512(x, aux, n);
+  }
+
+  // One k group of packed B from bf16 contiguous along rows (op(B) transposed):
+  //   dst[r * 32 + t] = src[t * k_stride + r] (r < rows, t < run; the rest 0), a 32 x 32 16-bit
+  //   transpose: lines t are zmm registers; bit 0 of the index by 16-bit shifts and blends,
+  //   bits 1..4 by dword permutes (in stage b, element (i, j) with bit b of i clear and set in j
+  //   trades places with (i + 2^b, j - 2^b)).
+  // sums (or null): sums[r] += src[t * k_stride + r] as fp32, t in order (lanes are rows).
+  static inline void transpose_k_group(const std::uint16_t* src, std::int64_t k_stride, std::int64_t rows,
+                                       std::int64_t run, std::uint16_t* dst, float* sums) {
+    const __mmask32 in_rows = rows >= 32 ? ~__mmask32{0} : (__mmask32{1} << rows) - 1u;
+    __m512i x[32];
+    for (int t = 0; t < 32; ++t)
+      x[t] = t < run ? _mm512_maskz_loadu_epi16(in_rows, src + t * k_stride) : _mm512_setzero_si512();
+    if (sums != nullptr) {
+      __m512 s0 = _mm512_load_ps(sums), s1 = _mm512_load_ps(sums + 16);
+      for (int t = 0; t < run; ++t) {
+        s0 = _mm512_add_ps(s0, simd512::bf16x16_to_f32(_mm512_castsi512_si256(x[t])));
+        s1 = _mm512_add_ps(s1, simd512::bf16x16_to_f32(_mm512_extracti64x4_epi64(x[t], 1)));
+      }
+      _mm512_store_ps(sums, s0);
+      _mm512_store_ps(sums + 16, s1);
+    }
+    for (int i = 0; i < 32; i += 2) {  // bit 0: 16-bit halves of each dword
+      const __m512i a = x[i], b = x[i + 1];
+      x[i] = _mm512_mask_blend_epi16(0xaaaaaaaau, a, _mm512_slli_epi32(b, 16));
+      x[i + 1] = _mm512_mask_blend_epi16(0xaaaaaaaau, _mm512_srli_epi32(a, 16), b);
+    }
+#pragma GCC unroll 4
+    for (int bit = 1; bit < 5; ++bit) {  // in dwords: step h = 2^(bit - 1)
+      const int h = 1 << (bit - 1), step = 1 << bit;
+      alignas(64) std::int32_t lo_idx[16], hi_idx[16];
+      for (int j = 0; j < 16; ++j) {
+        const bool high = (j & h) != 0;
+        lo_idx[j] = high ? 16 + j - h : j;
+        hi_idx[j] = high ? 16 + j : j + h;
+      }
+      const __m512i lo = _mm512_load_si512(lo_idx), hi = _mm512_load_si512(hi_idx);
+      for (int i = 0; i < 32; ++i) {
+        if ((i & step) != 0) continue;
+        const __m512i a = x[i], b = x[i + step];
+        x[i] = _mm512_permutex2var_epi32(a, lo, b);
+        x[i + step] = _mm512_permutex2var_epi32(a, hi, b);
+      }
+    }
+    for (int r = 0; r < 32; ++r) _mm512_storeu_si512(dst + r * 32, x[r]);
   }
 
   static inline void ukernel_part(std::int64_t kc, const std::uint16_t* a, const std::uint16_t* b, float* tile,
