@@ -13,21 +13,48 @@
 namespace ampkit::cpu {
 namespace {
 
-using AttentionLoadRow = void (*)(const void*, std::int64_t, std::int64_t, float*);
-using AttentionStoreRow = void (*)(void*, std::int64_t, std::int64_t, const float*, float, bool);
+using AttentionLoadRows = void (*)(const void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, float*,
+                                   std::int64_t);
+using AttentionStoreRows = void (*)(void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, const float*,
+                                    std::int64_t, const float*, std::int64_t, bool);
 
-// The row loader / storer of a dtype, chosen once per call.
+// The rows loader / storer of a dtype, chosen once per call.
 template <class O>
-AttentionLoadRow row_loader(DType t) {
-  if (t == DType::bf16) return &O::template load_row<DType::bf16>;
-  if (t == DType::f16) return &O::template load_row<DType::f16>;
-  return &O::template load_row<DType::f32>;
+AttentionLoadRows rows_loader(DType t) {
+  if (t == DType::bf16) return &O::template load_rows<DType::bf16>;
+  if (t == DType::f16) return &O::template load_rows<DType::f16>;
+  return &O::template load_rows<DType::f32>;
 }
 template <class O>
-AttentionStoreRow row_storer(DType t) {
-  if (t == DType::bf16) return &O::template store_row<DType::bf16>;
-  if (t == DType::f16) return &O::template store_row<DType::f16>;
-  return &O::template store_row<DType::f32>;
+AttentionStoreRows rows_storer(DType t) {
+  if (t == DType::bf16) return &O::template store_rows<DType::bf16>;
+  if (t == DType::f16) return &O::template store_rows<DType::f16>;
+  return &O::template store_rows<DType::f32>;
+}
+
+// Hints rows [0, rows) of an operand (dtype t; row r: elements [offset + r stride, + n)) into
+// the cache, for reading (or writing), one prefetch per cache line; never faults.
+inline void prefetch_rows(const void* base, DType t, std::int64_t offset, std::int64_t stride, std::int64_t rows,
+                          std::int64_t n, bool write) {
+  const std::int64_t size = t == DType::f32 ? 4 : 2;
+  const char* p = static_cast<const char*>(base) + offset * size;
+  for (std::int64_t r = 0; r < rows; ++r, p += stride * size)
+    for (std::int64_t x = 0; x < n * size; x += 64) {
+      if (write) {
+        __builtin_prefetch(p + x, 1, 3);
+      } else {
+        __builtin_prefetch(p + x, 0, 3);
+      }
+    }
+}
+
+// dst: [cols, ldd] = the transpose of src: [rows, lds], both multiples of L (whole blocks).
+template <class O>
+void transpose_rows(const float* src, std::int64_t lds, std::int64_t rows, std::int64_t cols, float* dst,
+                    std::int64_t ldd) {
+  constexpr std::int64_t L = O::kLanes;
+  for (std::int64_t r = 0; r < rows; r += L)
+    for (std::int64_t c = 0; c < cols; c += L) O::transpose_block(src + r * lds + c, lds, dst + c * ldd + r, ldd);
 }
 
 // Query rows per forward task and per backward block; a multiple of every row tile.
