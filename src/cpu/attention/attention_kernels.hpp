@@ -23,10 +23,13 @@ void attention_forward_cpu(const ops::AttentionForwardProblem& p);
 void attention_backward_cpu(const ops::AttentionBackwardProblem& p);
 
 /// The same math with vector register tiles (attention_forward_impl.hpp,
-/// attention_backward_impl.hpp): AVX-512, 16 lanes. Sums in a fixed order (their own, so the bits
-/// differ from attention_forward_cpu's), bitwise independent of the thread count.
+/// attention_backward_impl.hpp): AVX-512 (16 lanes) and AVX2 (8 lanes). Sums in fixed orders of
+/// their own (lane partials of the vector width), so the bits differ from attention_forward_cpu's
+/// and between the two widths; bitwise independent of the thread count.
 void attention_forward_avx512(const ops::AttentionForwardProblem& p);
 void attention_backward_avx512(const ops::AttentionBackwardProblem& p);
+void attention_forward_avx2(const ops::AttentionForwardProblem& p);
+void attention_backward_avx2(const ops::AttentionBackwardProblem& p);
 
 /// Plain loops in double, one rounding per output (lse rounded to f32 once).
 void attention_forward_reference(const ops::AttentionForwardProblem& p);

@@ -54,21 +54,22 @@ struct AttentionAvx512Ops {
     q = _mm_max_ss(q, _mm_movehdup_ps(q));
     return _mm_cvtss_f32(q);
   }
-  /// gemm_math::exp_f32 lane by lane, the same operations in the same order (no contraction),
-  /// so the same bits: clamp to [-104, 89] (NaN kept), n = round(x log2 e), r = x - n ln 2 in
-  /// two parts, a degree-7 polynomial, times 2^(n/2) twice.
+  /// exp(x) lane by lane: gemm_math::exp_f32's algorithm with fused multiply-adds (written out,
+  /// so no compiler contraction can change them; AttentionAvx2Ops::exp does the same operations):
+  /// clamp to [-104, 89] (NaN kept), n = round(x log2 e) by the shifter, r = x - n ln 2 in two
+  /// parts, a degree-7 polynomial, times 2^(n/2) twice. Within 2 ulp of exp over [-104, 89].
   [[gnu::always_inline]] static V exp(V x) {
     x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);  // max(c, NaN) = NaN
     x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
     const __m512 shifter = _mm512_set1_ps(12582912.0f);
-    const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shifter);
+    const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), shifter);
     const __m512 n = _mm512_sub_ps(t, shifter);
     const __m512i ni = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_castps_si512(shifter));
-    __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f)));
-    r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(-2.12194440e-4f)));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
     __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
     for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
-      p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+      p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
     const __m512i n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
     const __m512i bias = _mm512_set1_epi32(127);
     const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));

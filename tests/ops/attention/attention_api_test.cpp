@@ -359,8 +359,12 @@ TEST(AttentionApi, KernelQueriesNameTheListEntries) {
     SCOPED_TRACE(isa_name(isa));
     // The first entry this machine and the ISA cap allow: the vector kernel of the cap's level
     // (AMX has none of its own), else the generic one.
-    const char* want_fwd = isa >= Isa::avx512 ? "attention_fwd_avx512" : "attention_fwd_cpu";
-    const char* want_bwd = isa >= Isa::avx512 ? "attention_bwd_avx512" : "attention_bwd_cpu";
+    const char* want_fwd = isa >= Isa::avx512 ? "attention_fwd_avx512"
+                           : isa == Isa::avx2 ? "attention_fwd_avx2"
+                                              : "attention_fwd_cpu";
+    const char* want_bwd = isa >= Isa::avx512 ? "attention_bwd_avx512"
+                           : isa == Isa::avx2 ? "attention_bwd_avx2"
+                                              : "attention_bwd_cpu";
     EXPECT_STREQ(attention_kernel_name(c.forward_args()), want_fwd);
     EXPECT_STREQ(attention_kernel_name(c.backward_args()), want_bwd);
     const std::vector<KernelStatus> fwd = attention_kernel_statuses(c.forward_args());
