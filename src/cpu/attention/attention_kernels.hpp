@@ -31,6 +31,11 @@ void attention_backward_avx512(const ops::AttentionBackwardProblem& p);
 void attention_forward_avx2(const ops::AttentionForwardProblem& p);
 void attention_backward_avx2(const ops::AttentionBackwardProblem& p);
 
+/// y[i] = the vector kernels' exp(x[i]) (AttentionAvx512Ops::exp / AttentionAvx2Ops::exp), for the
+/// tests of its accuracy.
+void attention_exp_avx512(const float* x, float* y, std::int64_t n);
+void attention_exp_avx2(const float* x, float* y, std::int64_t n);
+
 /// Plain loops in double, one rounding per output (lse rounded to f32 once).
 void attention_forward_reference(const ops::AttentionForwardProblem& p);
 void attention_backward_reference(const ops::AttentionBackwardProblem& p);
