@@ -3,7 +3,7 @@
 // entry points of attention_kernels.hpp. Per (batch b, head h), owned by one thread, in f32
 // scratch: q, s q, k, dout as [T, dp] rows, k and v transposed [dp, T] (16 x 16 blocks); per block of
 // kVectorRowBlock query rows [i0, i1) (scratch: the block's rows of P and dS):
-//   P[i, j] = exp_f32(S[i, j] - lse_i), S from attention_forward_impl.hpp's code (the same bits)
+//   P[i, j] = Ops::exp(S[i, j] - lse_i), S from the forward's code (score_rows: the same bits)
 //   dP[i, j] = dout_i . v_j (the score tile);  Delta_i = dout_i . out_i (lane partials, Ops::sum)
 //   dS = P (dP - Delta);  dq_i = s * sum_{j <= i} dS[i, j] k_j, j in order (written now)
 //   dK_j += sum_{i in block, i >= j} dS[i, j] q_i, dV_j += sum P[i, j] dout_i, i in order

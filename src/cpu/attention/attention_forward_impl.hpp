@@ -4,7 +4,7 @@
 // kVectorRowBlock query rows [i0, i1)), in per-thread f32 scratch:
 //   k, v = rows j < i1 ([T, dp]), kt = k^T ([dp, T], 16 x 16 blocks), qs = s q_i ([B, dp])
 //   S[i, j] = sum_c qs_ic kt_cj, c in order (attention_tiles.hpp, score_rows), j <= i
-//   m = max_j S;  P = exp_f32(S - m);  l = the lane sum of P (lane partials over the key vectors
+//   m = max_j S;  P = Ops::exp(S - m);  l = the lane sum of P (lane partials over the key vectors
 //   in order, then Ops::sum's fixed tree);  out_i = (sum_j P_j v_j, j in order) * (1 / l)
 //   lse_i = m + log(l)
 // A row's arithmetic does not depend on the block or the thread, so neither do the bits.
