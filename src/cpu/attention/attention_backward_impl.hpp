@@ -95,6 +95,16 @@ void vector_backward_head(const ops::AttentionBackwardProblem& p, const Backward
       score_rows<O>(w.dout + i0 * dp, dp, w.vt, t_pad, d, i0, rows, i1, w.ds, t_pad);
       io.out(p.out.data, first(p.out, i0), p.out.row_stride, rows, d, w.rows, dp);
     }
+    // P, Delta, dS: one stage for all rows before the next (the rows' latency chains overlap).
+    float delta[kVectorRowBlock];
+    if (want_ds)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float* dor = w.dout + (i0 + r) * dp;
+        const float* outr = w.rows + r * dp;
+        V dv = O::zero();
+        for (std::int64_t c = 0; c < dp; c += L) dv = O::fmadd(O::load(dor + c), O::load(outr + c), dv);
+        delta[r] = O::sum(dv);
+      }
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = i0 + r, n = i + 1, full = (n - 1) / L * L;  // vectors [0, full) complete
       float* pr = w.p + r * t_pad;
@@ -103,14 +113,10 @@ void vector_backward_head(const ops::AttentionBackwardProblem& p, const Backward
       for (std::int64_t j = 0; j < full; j += L) O::store(pr + j, O::exp(O::sub(O::load(pr + j), lse)));
       O::store(pr + full, O::head_or(O::exp(O::sub(O::load(pr + full), lse)), n - full, 0.0f));
       if (!want_ds) continue;
-      const float* dor = w.dout + i * dp;
-      const float* outr = w.rows + r * dp;
-      V dv = O::zero();
-      for (std::int64_t c = 0; c < dp; c += L) dv = O::fmadd(O::load(dor + c), O::load(outr + c), dv);
-      const V delta = O::set1(O::sum(dv));
+      const V dl = O::set1(delta[r]);
       for (std::int64_t j = 0; j < full; j += L)
-        O::store(dsr + j, O::mul(O::load(pr + j), O::sub(O::load(dsr + j), delta)));
-      O::store(dsr + full, O::head_or(O::mul(O::load(pr + full), O::sub(O::load(dsr + full), delta)), n - full, 0.0f));
+        O::store(dsr + j, O::mul(O::load(pr + j), O::sub(O::load(dsr + j), dl)));
+      O::store(dsr + full, O::head_or(O::mul(O::load(pr + full), O::sub(O::load(dsr + full), dl)), n - full, 0.0f));
     }
     if (want_dq) {
       causal_sum_rows<O>(w.ds, t_pad, w.k, dp, i0, rows, dp, w.rows, dp);

@@ -88,14 +88,20 @@ void vector_forward_block(const ops::AttentionForwardProblem& p, const ForwardRo
   for (std::int64_t x = rows * dp; x < rows_pad * dp; ++x) w.qs[x] = 0.0f;
   if (next != nullptr) prefetch_forward_task(p, *next);
   score_rows<O>(w.qs, dp, w.kt, t_pad, d, i0, rows, i1, w.s, t_pad);
-  float inv_l[kVectorRowBlock];
+  // Softmax, one stage for all rows before the next, so the short rows' latency chains (the
+  // horizontal max and sum, the division, the log) overlap; each row's arithmetic is the same.
+  float m[kVectorRowBlock], l[kVectorRowBlock], inv_l[kVectorRowBlock];
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t n = i0 + r + 1, full = (n - 1) / L * L;  // vectors [0, full) complete
-    float* sr = w.s + r * t_pad;
+    const float* sr = w.s + r * t_pad;
     V mv = O::head_or(O::load(sr + full), n - full, -INFINITY);
     for (std::int64_t j = 0; j < full; j += L) mv = O::max(mv, O::load(sr + j));
-    const float m = O::max_lane(mv);
-    const V mb = O::set1(m);
+    m[r] = O::max_lane(mv);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t n = i0 + r + 1, full = (n - 1) / L * L;
+    float* sr = w.s + r * t_pad;
+    const V mb = O::set1(m[r]);
     V lv = O::zero();
     for (std::int64_t j = 0; j < full; j += L) {
       const V e = O::exp(O::sub(O::load(sr + j), mb));
@@ -104,10 +110,11 @@ void vector_forward_block(const ops::AttentionForwardProblem& p, const ForwardRo
     }
     const V e = O::head_or(O::exp(O::sub(O::load(sr + full), mb)), n - full, 0.0f);
     O::store(sr + full, e);
-    lv = O::add(lv, e);
-    const float l = O::sum(lv);
-    inv_l[r] = 1.0f / l;
-    p.lse[(b * p.heads + h) * p.seq + i0 + r] = m + std::log(l);
+    l[r] = O::sum(O::add(lv, e));
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    inv_l[r] = 1.0f / l[r];
+    p.lse[(b * p.heads + h) * p.seq + i0 + r] = m[r] + std::log(l[r]);
   }
   causal_sum_rows<O>(w.s, t_pad, w.v, dp, i0, rows, dp, w.o, dp);
   io.out(p.out.data, b * p.out.batch_stride + i0 * p.out.row_stride + c0, p.out.row_stride, rows, d, w.o, dp, inv_l, 1,
