@@ -22,6 +22,20 @@ void attention_forward_cpu(const ops::AttentionForwardProblem& p);
 /// head) owned by one thread (no atomics).
 void attention_backward_cpu(const ops::AttentionBackwardProblem& p);
 
+/// The same math with vector register tiles (attention_forward_impl.hpp,
+/// attention_backward_impl.hpp): AVX-512 (16 lanes) and AVX2 (8 lanes). Sums in fixed orders of
+/// their own (lane partials of the vector width), so the bits differ from attention_forward_cpu's
+/// and between the two widths; bitwise independent of the thread count.
+void attention_forward_avx512(const ops::AttentionForwardProblem& p);
+void attention_backward_avx512(const ops::AttentionBackwardProblem& p);
+void attention_forward_avx2(const ops::AttentionForwardProblem& p);
+void attention_backward_avx2(const ops::AttentionBackwardProblem& p);
+
+/// y[i] = the vector kernels' exp(x[i]) (AttentionAvx512Ops::exp / AttentionAvx2Ops::exp), for the
+/// tests of its accuracy.
+void attention_exp_avx512(const float* x, float* y, std::int64_t n);
+void attention_exp_avx2(const float* x, float* y, std::int64_t n);
+
 /// Plain loops in double, one rounding per output (lse rounded to f32 once).
 void attention_forward_reference(const ops::AttentionForwardProblem& p);
 void attention_backward_reference(const ops::AttentionBackwardProblem& p);
@@ -30,5 +44,14 @@ void attention_backward_reference(const ops::AttentionBackwardProblem& p);
 /// heads, seq], both contiguous (p.out and p.lse are not touched). Throws Error(out_of_memory)
 /// when its scratch cannot be allocated.
 void attention_forward_reference_double(const ops::AttentionForwardProblem& p, double* out, double* lse);
+
+/// Scratch of `threads` slices of `floats_per_thread` floats each (64-byte aligned slices),
+/// allocated on the calling thread before any parallel region, grown only when a call needs more
+/// than any earlier one on the thread. Throws Error(out_of_memory) when it cannot be allocated,
+/// before the kernel writes anything.
+float* attention_scratch(std::int64_t floats_per_thread, int threads, const char* fn);
+
+/// n rounded up to a multiple of 16 floats (one cache line).
+static inline std::int64_t attention_pad(std::int64_t n) { return (n + 15) / 16 * 16; }
 
 }  // namespace ampkit::cpu

@@ -8,19 +8,11 @@
 #include <cstdint>
 
 #include "core/element.hpp"
+#include "cpu/attention/attention_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "ops/attention/attention_problem.hpp"
 
 namespace ampkit::cpu {
-
-/// Scratch of `threads` slices of `floats_per_thread` floats each (64-byte aligned slices),
-/// allocated on the calling thread before any parallel region, grown only when a call needs more
-/// than any earlier one on the thread. Throws Error(out_of_memory) when it cannot be allocated,
-/// before the kernel writes anything.
-float* attention_scratch(std::int64_t floats_per_thread, int threads, const char* fn);
-
-/// n rounded up to a multiple of 16 floats (one cache line).
-static inline std::int64_t attention_pad(std::int64_t n) { return (n + 15) / 16 * 16; }
 
 /// Element offset of row (b, i) of an operand.
 template <class Operand>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ampkit/ops/attention.hpp"
+#include "ops/attention/attention_problem.hpp"
 #include "ops/attention/attention_test_support.hpp"
 
 namespace ampkit {
@@ -353,14 +354,31 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
 TEST(AttentionApi, KernelQueriesNameTheListEntries) {
   std::mt19937_64 rng(9);
   Case c = make_case(rng, {1, 3, 1, 2}, uniform_roles(DType::f16), 0);
-  EXPECT_STREQ(attention_kernel_name(c.forward_args()), "attention_fwd_cpu");
-  EXPECT_STREQ(attention_kernel_name(c.backward_args()), "attention_bwd_cpu");
-  const std::vector<KernelStatus> fwd = attention_kernel_statuses(c.forward_args());
-  ASSERT_EQ(fwd.size(), 2u);
-  EXPECT_TRUE(fwd[0].selected);
-  EXPECT_EQ(fwd[1].name, "attention_fwd_reference");
-  EXPECT_FALSE(fwd[1].selected);
-  EXPECT_EQ(attention_kernel_statuses(c.backward_args()).back().name, "attention_bwd_reference");
+  for (Isa isa : testing::available_isas()) {
+    testing::IsaScope scope(isa);
+    SCOPED_TRACE(isa_name(isa));
+    // The first entry this machine and the ISA cap allow: the vector kernel of the cap's level
+    // (AMX has none of its own), else the generic one.
+    const char* want_fwd = isa >= Isa::avx512 ? "attention_fwd_avx512"
+                           : isa == Isa::avx2 ? "attention_fwd_avx2"
+                                              : "attention_fwd_cpu";
+    const char* want_bwd = isa >= Isa::avx512 ? "attention_bwd_avx512"
+                           : isa == Isa::avx2 ? "attention_bwd_avx2"
+                                              : "attention_bwd_cpu";
+    EXPECT_STREQ(attention_kernel_name(c.forward_args()), want_fwd);
+    EXPECT_STREQ(attention_kernel_name(c.backward_args()), want_bwd);
+    const std::vector<KernelStatus> fwd = attention_kernel_statuses(c.forward_args());
+    const auto list = ops::attention_forward_kernels();
+    ASSERT_EQ(fwd.size(), list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ(fwd[i].name, list[i].name);
+      const char* why = ops::kernel_unavailable_reason(list[i].needs);
+      EXPECT_EQ(fwd[i].declined, why != nullptr ? why : "") << list[i].name;
+      EXPECT_EQ(fwd[i].selected, fwd[i].name == want_fwd) << list[i].name;
+    }
+    EXPECT_EQ(fwd.back().name, "attention_fwd_reference");
+    EXPECT_EQ(attention_kernel_statuses(c.backward_args()).back().name, "attention_bwd_reference");
+  }
   AttentionForwardArgs bad = c.forward_args();
   bad.heads = 3;
   EXPECT_TRUE(throws_with([&] { attention_kernel_statuses(bad); },

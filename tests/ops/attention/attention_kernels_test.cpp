@@ -1,12 +1,15 @@
 // Tests of the causal attention kernels (kernels layer): every entry of both lists (before the
-// reference) against the double reference over seq 1, 2, 7, 33 (across the 32-row block), heads 1,
-// 3, head_dim 1, 5, 16 and all 81 dtype combinations of q, k, v, out (the backward's dout, dq, dk,
-// dv mixed in too), padded rows, accumulate mode, absent gradients and an explicit scale; the
-// reference backward against central finite differences of the double forward; causality;
-// accumulate = old + fresh.
+// reference) that this machine can run, under its own ISA cap (the others skip, saying why),
+// against the double reference over seq 1, 2, 7, 33 (across the generic kernel's 32-row block),
+// 67, 130 (across the vector kernels' 64-row block), heads 1, 3, head_dim 1, 5, 16, 33 (vector
+// tails) and all 81 dtype combinations of q, k, v, out (the backward's dout, dq, dk, dv mixed in
+// too), padded rows, accumulate mode, absent gradients and an explicit scale; 1, 2 and 3 threads
+// bitwise; the reference backward against central finite differences of the double forward;
+// causality (also with non-finite later keys and values); accumulate = old + fresh.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -38,10 +41,36 @@ std::string roles_text(const Roles& r) {
 
 std::vector<Shape> shapes() {
   std::vector<Shape> out;
-  for (std::int64_t seq : {1, 2, 7, 33})
+  for (std::int64_t seq : {1, 2, 7, 33, 67})
     for (std::int64_t heads : {1, 3})
-      for (std::int64_t head_dim : {1, 5, 16}) out.push_back({2, seq, heads, head_dim});
+      for (std::int64_t head_dim : {1, 5, 16, 33}) out.push_back({2, seq, heads, head_dim});
+  // Two vector row blocks (the backward's dk, dv sums run on across them); few, they cost time.
+  for (Shape s : {Shape{2, 130, 1, 5}, Shape{2, 130, 1, 33}, Shape{1, 130, 3, 16}}) out.push_back(s);
   return out;
+}
+
+// Runs body(index) for each position of the two lists (forward and backward entries in pairs)
+// whose entry this machine and AMPKIT_ISA allow, with the ISA cap set to the entry's; prints
+// why the others are skipped. `with_reference`: the last position too.
+template <class Body>
+void for_each_kernel(bool with_reference, Body body) {
+  const auto forward = ops::attention_forward_kernels();
+  const auto backward = ops::attention_backward_kernels();
+  ASSERT_EQ(forward.size(), backward.size());
+  int tested = 0;
+  for (std::size_t e = 0; e < forward.size(); ++e) {
+    if (!with_reference && e + 1 == forward.size()) break;
+    ASSERT_EQ(forward[e].needs.isa, backward[e].needs.isa) << forward[e].name;
+    if (const char* why = ops::kernel_unavailable_reason(forward[e].needs)) {
+      std::printf("[ SKIPPED  ] attention kernels %s / %s: %s\n", forward[e].name, backward[e].name, why);
+      continue;
+    }
+    testing::IsaScope scope(forward[e].needs.isa);
+    SCOPED_TRACE(::testing::Message() << forward[e].name << " / " << backward[e].name);
+    body(e);
+    ++tested;
+  }
+  EXPECT_GE(tested, 1);
 }
 
 // Points the problem's outputs at `c`'s buffers (the problems were decoded from another copy).
@@ -56,12 +85,12 @@ TEST(AttentionKernels, EveryEntryMatchesTheReference) {
   const auto backward = ops::attention_backward_kernels();
   ASSERT_EQ(forward.size(), backward.size());
   ASSERT_GE(forward.size(), 2u) << "a kernel and the reference";
-  const std::vector<Shape> all = shapes();              // 24 shapes x 4 rounds: combos cover all of [0, 81)
-  for (std::size_t e = 0; e + 1 < forward.size(); ++e)  // every entry before the reference
+  const std::vector<Shape> all = shapes();  // 43 shapes x 4 rounds: combos cover all of [0, 81)
+  for_each_kernel(false, [&](std::size_t e) {
     for (int round = 0; round < 4; ++round)
       for (std::size_t si = 0; si < all.size(); ++si) {
         const Shape s = all[si];
-        const int n = static_cast<int>((si + 24 * static_cast<std::size_t>(round)) % 81);
+        const int n = static_cast<int>((si + all.size() * static_cast<std::size_t>(round)) % 81);
         Roles r{};
         combo(n, &r.q, &r.k, &r.v, &r.out);
         combo((n * 7 + 11) % 81, &r.dout, &r.dq, &r.dk, &r.dv);
@@ -95,6 +124,43 @@ TEST(AttentionKernels, EveryEntryMatchesTheReference) {
         EXPECT_TRUE(near("dv", got.dv, want.dv, [&](std::int64_t i) { return bt.dv[i]; }));
         if (::testing::Test::HasFailure()) return;
       }
+  });
+}
+
+// Every fast entry gives the same bits with 1, 2 and 3 threads: shapes that split into several
+// forward tasks per head (seq > 64) and many heads, an odd head_dim, mixed dtypes, accumulate.
+TEST(AttentionKernels, OneTwoAndThreeThreadsGiveIdenticalBits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const auto forward = ops::attention_forward_kernels();
+  const auto backward = ops::attention_backward_kernels();
+  for_each_kernel(false, [&](std::size_t e) {
+    for (const Shape s : {Shape{3, 130, 3, 20}, Shape{4, 64, 4, 32}}) {
+      Roles r = uniform_roles(DType::bf16);
+      r.v = r.dk = DType::f32;
+      r.dq = DType::f16;
+      Case base = make_case(rng, s, r, 2);
+      base.accumulate = true;
+      for (Buffer* x : {&base.dq, &base.dk, &base.dv}) fill_elements(rng, base, *x);
+      Case runs[3] = {base, base, base};
+      for (int threads : {1, 2, 3}) {
+        testing::ThreadsScope scope(threads);
+        Case& c = runs[threads - 1];
+        forward[e].run(forward_problem(c));
+        backward[e].run(backward_problem(c));
+      }
+      for (int t = 1; t < 3; ++t) {
+        SCOPED_TRACE(::testing::Message() << "[" << s.batch << ", " << s.seq << ", " << s.heads << " x " << s.head_dim
+                                          << "], 1 vs " << t + 1 << " threads");
+        EXPECT_TRUE(same_bytes("out", runs[0].out, runs[t].out));
+        EXPECT_TRUE(same_bytes("lse", runs[0].lse, runs[t].lse));
+        EXPECT_TRUE(same_bytes("dq", runs[0].dq, runs[t].dq));
+        EXPECT_TRUE(same_bytes("dk", runs[0].dk, runs[t].dk));
+        EXPECT_TRUE(same_bytes("dv", runs[0].dv, runs[t].dv));
+      }
+    }
+  });
 }
 
 // Loss L = sum over out of G * out (G: c.dout) in double, from the unrounded reference forward.
@@ -155,64 +221,69 @@ TEST(AttentionKernels, OutputRowsDependOnlyOnEarlierPositions) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
   constexpr std::int64_t kKeep = 4;  // rows 0..4 keep their values
-  for (const auto& entry : ops::attention_forward_kernels()) {
-    SCOPED_TRACE(entry.name);
-    Case a = make_case(rng, {2, 40, 3, 5}, uniform_roles(DType::bf16), 2);
-    Case b = a;
-    std::normal_distribution<double> dist(0.0, 1.0);
-    for (std::int64_t bb = 0; bb < 2; ++bb)
-      for (std::int64_t i = kKeep + 1; i < 40; ++i)
-        for (std::int64_t x = 0; x < b.cols; ++x) {
-          b.k.set(b.index(bb, i, x), dist(rng));
-          b.v.set(b.index(bb, i, x), dist(rng));
-        }
-    entry.run(forward_problem(a));
-    entry.run(forward_problem(b));
-    int changed = 0;
-    for (std::int64_t bb = 0; bb < 2; ++bb)
-      for (std::int64_t i = 0; i < 40; ++i)
-        for (std::int64_t x = 0; x < a.cols; ++x) {
-          const std::int64_t e = a.index(bb, i, x);
-          const bool same = std::memcmp(static_cast<const char*>(a.out.data()) + 2 * e,
-                                        static_cast<const char*>(b.out.data()) + 2 * e, 2) == 0;
-          if (i <= kKeep) {
-            EXPECT_TRUE(same) << "out[" << bb << ", " << i << ", " << x << "]";
+  for_each_kernel(true, [&](std::size_t e) {
+    for (bool non_finite : {false, true}) {  // later keys and values: other numbers, or Inf and NaN
+      const auto& entry = ops::attention_forward_kernels()[e];
+      SCOPED_TRACE(non_finite ? "Inf and NaN later" : "finite");
+      Case a = make_case(rng, {2, 40, 3, 5}, uniform_roles(DType::bf16), 2);
+      Case b = a;
+      std::normal_distribution<double> dist(0.0, 1.0);
+      for (std::int64_t bb = 0; bb < 2; ++bb)
+        for (std::int64_t i = kKeep + 1; i < 40; ++i)
+          for (std::int64_t x = 0; x < b.cols; ++x) {
+            b.k.set(b.index(bb, i, x), non_finite ? (x % 2 == 0 ? INFINITY : NAN) : dist(rng));
+            b.v.set(b.index(bb, i, x), non_finite ? (x % 2 == 0 ? NAN : -INFINITY) : dist(rng));
           }
-          changed += same ? 0 : 1;
-        }
-    for (std::int64_t bb = 0; bb < 2; ++bb)
-      for (std::int64_t h = 0; h < 3; ++h)
-        for (std::int64_t i = 0; i <= kKeep; ++i)
-          EXPECT_EQ(a.lse.get(a.lse_index(bb, h, i)), b.lse.get(b.lse_index(bb, h, i)));
-    EXPECT_GT(changed, 0) << "the later rows must see the changed keys and values";
-  }
+      entry.run(forward_problem(a));
+      entry.run(forward_problem(b));
+      int changed = 0;
+      for (std::int64_t bb = 0; bb < 2; ++bb)
+        for (std::int64_t i = 0; i < 40; ++i)
+          for (std::int64_t x = 0; x < a.cols; ++x) {
+            const std::int64_t e = a.index(bb, i, x);
+            const bool same = std::memcmp(static_cast<const char*>(a.out.data()) + 2 * e,
+                                          static_cast<const char*>(b.out.data()) + 2 * e, 2) == 0;
+            if (i <= kKeep) {
+              EXPECT_TRUE(same) << "out[" << bb << ", " << i << ", " << x << "]";
+            }
+            changed += same ? 0 : 1;
+          }
+      for (std::int64_t bb = 0; bb < 2; ++bb)
+        for (std::int64_t h = 0; h < 3; ++h)
+          for (std::int64_t i = 0; i <= kKeep; ++i)
+            EXPECT_EQ(a.lse.get(a.lse_index(bb, h, i)), b.lse.get(b.lse_index(bb, h, i)));
+      EXPECT_GT(changed, 0) << "the later rows must see the changed keys and values";
+    }
+  });
 }
 
 TEST(AttentionKernels, AccumulateAddsToTheGradientsInFp32) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  Roles r = uniform_roles(DType::bf16);
-  r.dq = r.dk = r.dv = DType::f32;
-  Case fresh = make_case(rng, {2, 9, 2, 4}, r, 1);
-  ops::attention_forward_kernels().front().run(forward_problem(fresh));
-  Case acc = fresh;
-  acc.accumulate = true;
-  for (Buffer* x : {&acc.dq, &acc.dk, &acc.dv}) fill_elements(rng, acc, *x);
-  const Case old = acc;
-  ops::attention_backward_kernels().front().run(backward_problem(fresh));
-  ops::attention_backward_kernels().front().run(backward_problem(acc));
-  // The kernel adds its fp32 result to the old value in fp32: exactly old + fresh, rounded.
-  for (auto [name, a, f, o] :
-       {std::tuple{"dq", &acc.dq, &fresh.dq, &old.dq}, std::tuple{"dk", &acc.dk, &fresh.dk, &old.dk},
-        std::tuple{"dv", &acc.dv, &fresh.dv, &old.dv}})
-    for (std::int64_t i = 0; i < a->size(); ++i) {
-      const float sum = static_cast<float>(o->get(i)) + static_cast<float>(f->get(i));
-      if (std::isnan(sum))
-        EXPECT_TRUE(std::isnan(a->get(i))) << name << "[" << i << "] pad";
-      else
-        EXPECT_EQ(a->get(i), double{sum}) << name << "[" << i << "]";
-    }
+  for_each_kernel(false, [&](std::size_t e) {
+    Roles r = uniform_roles(DType::bf16);
+    r.dq = r.dk = r.dv = DType::f32;
+    Case fresh = make_case(rng, {2, 9, 2, 4}, r, 1);
+    ops::attention_forward_kernels()[e].run(forward_problem(fresh));
+    Case acc = fresh;
+    acc.accumulate = true;
+    for (Buffer* x : {&acc.dq, &acc.dk, &acc.dv}) fill_elements(rng, acc, *x);
+    const Case old = acc;
+    ops::attention_backward_kernels()[e].run(backward_problem(fresh));
+    ops::attention_backward_kernels()[e].run(backward_problem(acc));
+    // The kernel adds its fp32 result to the old value in fp32: exactly old + fresh, rounded.
+    for (auto [name, a, f, o] :
+         {std::tuple{"dq", &acc.dq, &fresh.dq, &old.dq}, std::tuple{"dk", &acc.dk, &fresh.dk, &old.dk},
+          std::tuple{"dv", &acc.dv, &fresh.dv, &old.dv}})
+      for (std::int64_t i = 0; i < a->size(); ++i) {
+        const float sum = static_cast<float>(o->get(i)) + static_cast<float>(f->get(i));
+        if (std::isnan(sum))
+          EXPECT_TRUE(std::isnan(a->get(i))) << name << "[" << i << "] pad";
+        else
+          EXPECT_EQ(a->get(i), double{sum}) << name << "[" << i << "]";
+      }
+  });
 }
 
 }  // namespace
