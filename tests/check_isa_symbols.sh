@@ -19,9 +19,11 @@ for obj in "${objects[@]}"; do
     *) continue ;;
   esac
   checked=$((checked + 1))
-  # DW.ref.__gxx_personality_v0 is data (a pointer to the C++ EH personality routine, emitted by
-  # any file with exception tables, e.g. OpenMP parallel regions), the same in every file.
-  weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVu]$/ && $3 != "DW.ref.__gxx_personality_v0"')
+  # Emitted by the compiler, the same in every file, never ISA code: DW.ref.__gxx_personality_v0
+  # and (clang) DW.ref.__gcc_personality_v0 are data (pointers to the EH personality routine of
+  # any file with exception tables, e.g. OpenMP parallel regions); clang's __clang_call_terminate
+  # is two calls (__cxa_begin_catch, std::terminate).
+  weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVu]$/ && $3 !~ /^(DW\.ref\.__gxx_personality_v0|DW\.ref\.__gcc_personality_v0|__clang_call_terminate)$/')
   if [ "$sanitized" -eq 1 ]; then
     weak=$(printf '%s\n' "$weak" | awk 'NF && $3 !~ /^(__odr_asan|__asan|__tsan|__ubsan|__sanitizer|asan\.|tsan\.)/')
   fi
