@@ -25,7 +25,10 @@ void check_cross_entropy(Isa isa, std::uint64_t seed, bool quick, CheckResults& 
                                           : std::vector<Shape>{{1, 1}, {3, 7}, {5, 300}, {2, 5000}, {64, 65}};
   constexpr float kDloss = 1.5f;
   std::mt19937_64 rng(seed ^ 0xce);
-  for (const auto& [rows, classes] : shapes)
+  // Plain locals, not structured bindings: the lambdas below capture them (clang 14 cannot
+  // capture a structured binding).
+  for (const auto& shape : shapes) {
+    const std::int64_t rows = shape.first, classes = shape.second;
     for (const DType tx : kFloatDTypes) {
       std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(classes - 1));
       std::vector<std::int32_t> targets(static_cast<std::size_t>(rows));
@@ -80,6 +83,7 @@ void check_cross_entropy(Isa isa, std::uint64_t seed, bool quick, CheckResults& 
         record(results, "softmax_cross_entropy_backward", kernel, std::string(what) + " dlogits " + name(td), bdev);
       }
     }
+  }
 }
 
 }  // namespace ampkit::tools::check

@@ -35,7 +35,10 @@ void check_elementwise(Isa isa, std::uint64_t seed, bool quick, CheckResults& re
   const std::vector<Shape> shapes = quick ? std::vector<Shape>{{1, 1}, {3, 7}, {33, 65}}
                                           : std::vector<Shape>{{1, 1}, {3, 7}, {33, 65}, {100, 129}, {1000, 7}};
   std::mt19937_64 rng(seed ^ 0xe1e);
-  for (const auto& [rows, n] : shapes)
+  // Plain locals, not structured bindings: the lambdas below capture them (clang 14 cannot
+  // capture a structured binding).
+  for (const auto& shape : shapes) {
+    const std::int64_t rows = shape.first, n = shape.second;
     for (const DType ta : kFloatDTypes)
       for (const DType tb : kFloatDTypes)
         for (const DType to : kFloatDTypes) {
@@ -97,6 +100,7 @@ void check_elementwise(Isa isa, std::uint64_t seed, bool quick, CheckResults& re
             record(results, "sum_rows", sum_kernel, std::string(what) + (accumulate ? " accumulate" : ""), dev);
           }
         }
+  }
 }
 
 }  // namespace ampkit::tools::check
