@@ -36,14 +36,11 @@ struct VectorBackwardSlices {
   VectorBackwardSlices(float* base, std::int64_t t_pad, std::int64_t dp) {
     constexpr std::int64_t B = kVectorRowBlock;
     float* next = base;
-    auto take = [&](std::int64_t n) {
-      float* x = next;
-      next += attention_pad(n);
-      return x;
-    };
-    q = take(t_pad * dp), qs = take(t_pad * dp), k = take(t_pad * dp), dout = take(t_pad * dp);
-    dk = take(t_pad * dp), dv = take(t_pad * dp), kt = take(dp * t_pad), vt = take(dp * t_pad);
-    p = take(B * t_pad), ds = take(B * t_pad), rows = take(B * dp);
+    q = take_padded(next, t_pad * dp), qs = take_padded(next, t_pad * dp), k = take_padded(next, t_pad * dp),
+    dout = take_padded(next, t_pad * dp);
+    dk = take_padded(next, t_pad * dp), dv = take_padded(next, t_pad * dp), kt = take_padded(next, dp * t_pad),
+    vt = take_padded(next, dp * t_pad);
+    p = take_padded(next, B * t_pad), ds = take_padded(next, B * t_pad), rows = take_padded(next, B * dp);
   }
 };
 

@@ -28,15 +28,11 @@ struct BackwardSlices {
   }
   BackwardSlices(float* base, std::int64_t t_len, std::int64_t d) {
     float* next = base;
-    auto take = [&](std::int64_t n) {
-      float* x = next;
-      next += attention_pad(n);
-      return x;
-    };
-    q = take(t_len * d), k = take(t_len * d), dout = take(t_len * d), dk = take(t_len * d);
-    dv = take(t_len * d), kt = take(t_len * d), vt = take(t_len * d);
-    p = take(kAttentionRowBlock * t_len), ds = take(kAttentionRowBlock * t_len);
-    qs = take(d), dq = take(d), tmp = take(d);
+    q = take_padded(next, t_len * d), k = take_padded(next, t_len * d), dout = take_padded(next, t_len * d),
+    dk = take_padded(next, t_len * d);
+    dv = take_padded(next, t_len * d), kt = take_padded(next, t_len * d), vt = take_padded(next, t_len * d);
+    p = take_padded(next, kAttentionRowBlock * t_len), ds = take_padded(next, kAttentionRowBlock * t_len);
+    qs = take_padded(next, d), dq = take_padded(next, d), tmp = take_padded(next, d);
   }
 };
 

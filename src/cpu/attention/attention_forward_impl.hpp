@@ -37,13 +37,8 @@ struct VectorForwardSlices {
   VectorForwardSlices(float* base, std::int64_t t_pad, std::int64_t dp) {
     constexpr std::int64_t B = kVectorRowBlock;
     float* next = base;
-    auto take = [&](std::int64_t n) {
-      float* x = next;
-      next += attention_pad(n);
-      return x;
-    };
-    k = take(t_pad * dp), v = take(t_pad * dp), kt = take(t_pad * dp);
-    qs = take(B * dp), o = take(B * dp), s = take(B * t_pad);
+    k = take_padded(next, t_pad * dp), v = take_padded(next, t_pad * dp), kt = take_padded(next, t_pad * dp);
+    qs = take_padded(next, B * dp), o = take_padded(next, B * dp), s = take_padded(next, B * t_pad);
   }
 };
 

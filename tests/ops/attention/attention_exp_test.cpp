@@ -52,8 +52,9 @@ TEST(AttentionExp, WithinTwoUlpAndTheSameBitsAtBothWidths) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (no512 == nullptr) worst512 = std::max(worst512, ulps(x[i], y512[i]));
     if (no2 == nullptr) worst2 = std::max(worst2, ulps(x[i], y2[i]));
-    if (no512 == nullptr && no2 == nullptr)
+    if (no512 == nullptr && no2 == nullptr) {
       ASSERT_EQ(std::bit_cast<std::uint32_t>(y512[i]), std::bit_cast<std::uint32_t>(y2[i])) << "exp(" << x[i] << ")";
+    }
   }
   EXPECT_LE(worst512, 2.0);
   EXPECT_LE(worst2, 2.0);

@@ -240,9 +240,9 @@ TEST(AttentionKernels, OutputRowsDependOnlyOnEarlierPositions) {
       for (std::int64_t bb = 0; bb < 2; ++bb)
         for (std::int64_t i = 0; i < 40; ++i)
           for (std::int64_t x = 0; x < a.cols; ++x) {
-            const std::int64_t e = a.index(bb, i, x);
-            const bool same = std::memcmp(static_cast<const char*>(a.out.data()) + 2 * e,
-                                          static_cast<const char*>(b.out.data()) + 2 * e, 2) == 0;
+            const std::int64_t at = a.index(bb, i, x);
+            const bool same = std::memcmp(static_cast<const char*>(a.out.data()) + 2 * at,
+                                          static_cast<const char*>(b.out.data()) + 2 * at, 2) == 0;
             if (i <= kKeep) {
               EXPECT_TRUE(same) << "out[" << bb << ", " << i << ", " << x << "]";
             }
