@@ -3,10 +3,52 @@
 // by valid ones. Called once per call by gemm_validate (gemm_validate.cpp).
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
+
+namespace {
+
+// What each epilogue does, in the order of the Epilogue enumeration (docs/DESIGN.md section 4).
+struct EpilogueParts {
+  Epilogue kind;
+  GemmActivation activation;
+  bool bias, aux_in, aux_out;
+  GemmBiasGrad bias_grad;
+};
+using A = GemmActivation;
+using G = GemmBiasGrad;
+// clang-format off
+constexpr EpilogueParts kEpilogueParts[] = {
+    //                          activation  bias   aux_in aux_out bias gradient
+    {Epilogue::DEFAULT,         A::none,    false, false, false,  G::none},
+    {Epilogue::BIAS,            A::none,    true,  false, false,  G::none},
+    {Epilogue::RELU,            A::relu,    false, false, false,  G::none},
+    {Epilogue::RELU_BIAS,       A::relu,    true,  false, false,  G::none},
+    {Epilogue::RELU_AUX,        A::relu,    false, false, true,   G::none},
+    {Epilogue::RELU_AUX_BIAS,   A::relu,    true,  false, true,   G::none},
+    {Epilogue::GELU,            A::gelu,    false, false, false,  G::none},
+    {Epilogue::GELU_BIAS,       A::gelu,    true,  false, false,  G::none},
+    {Epilogue::GELU_AUX,        A::gelu,    false, false, true,   G::none},
+    {Epilogue::GELU_AUX_BIAS,   A::gelu,    true,  false, true,   G::none},
+    {Epilogue::DGELU,           A::dgelu,   false, true,  false,  G::none},
+    {Epilogue::DGELU_BGRAD,     A::dgelu,   false, true,  false,  G::rows_of_d},
+    {Epilogue::DRELU,           A::drelu,   false, true,  false,  G::none},
+    {Epilogue::DRELU_BGRAD,     A::drelu,   false, true,  false,  G::rows_of_d},
+    {Epilogue::BGRADA,          A::none,    false, false, false,  G::rows_of_a},
+    {Epilogue::BGRADB,          A::none,    false, false, false,  G::cols_of_b},
+};
+// clang-format on
+constexpr bool table_follows_the_enumeration() {
+  for (int i = 0; i < static_cast<int>(std::size(kEpilogueParts)); ++i)
+    if (static_cast<int>(kEpilogueParts[i].kind) != i) return false;
+  return std::size(kEpilogueParts) == static_cast<std::size_t>(Epilogue::BGRADB) + 1;
+}
+static_assert(table_follows_the_enumeration(), "kEpilogueParts must list every Epilogue in order");
+
+}  // namespace
 
 GemmProblem make_gemm_problem(const GemmArgs& args) {
   GemmProblem p;
@@ -27,46 +69,12 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
   tidy(p.args.ldc, args.m, args.n);
   tidy(p.args.ldd, args.m, args.n);
   tidy(p.args.epilogue.aux_ld, args.m, args.n);
-  switch (args.epilogue.kind) {
-    case Epilogue::DEFAULT: break;
-    case Epilogue::BIAS: p.has_bias = true; break;
-    case Epilogue::RELU: p.activation = GemmActivation::relu; break;
-    case Epilogue::RELU_BIAS:
-      p.activation = GemmActivation::relu;
-      p.has_bias = true;
-      break;
-    case Epilogue::RELU_AUX:
-      p.activation = GemmActivation::relu;
-      p.aux_out = true;
-      break;
-    case Epilogue::RELU_AUX_BIAS: p.activation = GemmActivation::relu, p.aux_out = true, p.has_bias = true; break;
-    case Epilogue::GELU: p.activation = GemmActivation::gelu; break;
-    case Epilogue::GELU_BIAS:
-      p.activation = GemmActivation::gelu;
-      p.has_bias = true;
-      break;
-    case Epilogue::GELU_AUX:
-      p.activation = GemmActivation::gelu;
-      p.aux_out = true;
-      break;
-    case Epilogue::GELU_AUX_BIAS: p.activation = GemmActivation::gelu, p.aux_out = true, p.has_bias = true; break;
-    case Epilogue::DGELU:
-      p.activation = GemmActivation::dgelu;
-      p.aux_in = true;
-      break;
-    case Epilogue::DGELU_BGRAD:
-      p.activation = GemmActivation::dgelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
-      break;
-    case Epilogue::DRELU:
-      p.activation = GemmActivation::drelu;
-      p.aux_in = true;
-      break;
-    case Epilogue::DRELU_BGRAD:
-      p.activation = GemmActivation::drelu, p.aux_in = true, p.bias_grad = GemmBiasGrad::rows_of_d;
-      break;
-    case Epilogue::BGRADA: p.bias_grad = GemmBiasGrad::rows_of_a; break;
-    case Epilogue::BGRADB: p.bias_grad = GemmBiasGrad::cols_of_b; break;
-  }
+  const EpilogueParts& e = kEpilogueParts[static_cast<int>(args.epilogue.kind)];
+  p.activation = e.activation;
+  p.has_bias = e.bias;
+  p.aux_in = e.aux_in;
+  p.aux_out = e.aux_out;
+  p.bias_grad = e.bias_grad;
   return p;
 }
 
