@@ -31,7 +31,7 @@ void attention_backward_avx512(const ops::AttentionBackwardProblem& p);
 void attention_forward_avx2(const ops::AttentionForwardProblem& p);
 void attention_backward_avx2(const ops::AttentionBackwardProblem& p);
 
-/// y[i] = the vector kernels' exp(x[i]) (AttentionAvx512Ops::exp / AttentionAvx2Ops::exp), for the
+/// y[i] = the vector kernels' exp(x[i]) (Avx512Ops::exp / Avx2Ops::exp, src/cpu/simd/), for the
 /// tests of its accuracy.
 void attention_exp_avx512(const float* x, float* y, std::int64_t n);
 void attention_exp_avx2(const float* x, float* y, std::int64_t n);

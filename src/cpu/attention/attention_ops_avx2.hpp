@@ -1,9 +1,8 @@
-// AVX2 (+FMA, F16C) vector operations of the attention kernels (kernels layer, internal): 8 fp32
-// lanes, the register-tile sizes for 16 ymm registers, exp_f32's polynomial lane by lane,
-// fixed-order lane sums and f32/bf16/f16 rows widened into / rounded out of f32 scratch (tails
-// through core/simd_avx2.hpp's small buffer). The `Ops` argument of attention_tiles.hpp,
-// attention_forward_impl.hpp and attention_backward_impl.hpp. Include only from
-// attention_*_avx2.cpp; everything has internal linkage.
+// The attention kernels' additions to the AVX2 vocabulary (kernels layer, internal): the
+// register-tile sizes for 16 ymm registers and f32/bf16/f16 rows widened into / rounded out of
+// f32 scratch (tails through a small buffer), on top of Avx2Ops (src/cpu/simd/simd_avx2.hpp). The
+// `Ops` argument of attention_tiles.hpp, attention_forward_impl.hpp and
+// attention_backward_impl.hpp. Include only from attention_*_avx2.cpp; internal linkage.
 #pragma once
 
 #include <immintrin.h>
@@ -16,62 +15,11 @@
 namespace ampkit::cpu {
 namespace {
 
-struct AttentionAvx2Ops {
-  using V = __m256;
-  static constexpr std::int64_t kLanes = 8;
+struct AttentionAvx2Ops : Avx2Ops {
   // Score tile: 4 query rows x 2 vectors of keys; weighted-sum tile: 4 output rows x 2 vectors
   // of columns (8 accumulators each, within the 16 registers).
   static constexpr int kScoreRows = 4, kScoreVecs = 2;
   static constexpr int kSumRows = 4, kSumVecs = 2;
-
-  [[gnu::always_inline]] static V zero() { return _mm256_setzero_ps(); }
-  [[gnu::always_inline]] static V set1(float a) { return _mm256_set1_ps(a); }
-  [[gnu::always_inline]] static V load(const float* p) { return _mm256_loadu_ps(p); }
-  [[gnu::always_inline]] static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  [[gnu::always_inline]] static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  [[gnu::always_inline]] static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  [[gnu::always_inline]] static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  [[gnu::always_inline]] static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }  // a*b + c, one rounding
-  [[gnu::always_inline]] static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  /// v with the lanes from `count` (0..8) on replaced by `fill`.
-  [[gnu::always_inline]] static V head_or(V v, std::int64_t count, float fill) {
-    const __m256i keep =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    return _mm256_blendv_ps(_mm256_set1_ps(fill), v, _mm256_castsi256_ps(keep));
-  }
-  /// Sum of the 8 lanes in a fixed tree: lane i + i+4, then i + i+2, i + i+1.
-  [[gnu::always_inline]] static float sum(V v) {
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
-  }
-  /// The largest lane (max is exact, so the order does not matter).
-  [[gnu::always_inline]] static float max_lane(V v) {
-    __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_max_ss(q, _mm_movehdup_ps(q));
-    return _mm_cvtss_f32(q);
-  }
-  /// exp as AttentionAvx512Ops::exp, 8 lanes: the same operations, so the same bits.
-  [[gnu::always_inline]] static V exp(V x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);  // max(c, NaN) = NaN
-    x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
-    const __m256 shifter = _mm256_set1_ps(12582912.0f);
-    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter);
-    const __m256 n = _mm256_sub_ps(t, shifter);
-    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shifter));
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
-      p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
-    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
-    const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-  }
 
   /// dst: [rows, ldd] f32; row r = elements [offset + r stride, + n) of base (dtype T) widened,
   /// lanes n .. round_up(n, 16) zero (the scratch rows are padded to 16 floats).

@@ -1,5 +1,6 @@
 // The skinny GEMM engine (kernels layer, internal): 1 <= min(m, n) <= kSkinnyMax (decode-like
-// GEMMs and GEMV), templated over vector traits V and the blocked driver's I/O traits T. Included
+// GEMMs and GEMV), templated over the ISA's vector vocabulary (src/cpu/simd/) with the engine's
+// sizes added (kMaxCols, kAccumulators, kRowBlock, kMr: gemm_skinny_f32_*.cpp). Included
 // by gemm_skinny_f32_avx512.cpp and gemm_skinny_f32_avx2.cpp; the epilogue, the output rounding
 // and the bias gradients are gemm_driver.hpp's (epilogue_tile, finish_bias_grad), not copies.
 //
@@ -11,7 +12,7 @@
 //   W contiguous along its rows ("axpy" form: op(A) = N, or op(B) = T): one FMA chain per output
 //     in k order (k walked in blocks of kAxpyKb, the chain parked in an L1 buffer in between);
 //   W contiguous along k ("dot" form: op(A) = T, or op(B) = N): L lane sums per output (lane l
-//     takes kk = l mod L, each in k order; parked between k blocks), then V::reduce_add's tree.
+//     takes kk = l mod L, each in k order; parked between k blocks), then Ops::sum's tree.
 #pragma once
 
 #include <cstdint>
@@ -77,29 +78,29 @@ static std::int64_t pack_small(const OperandView& v, std::int64_t ns, std::int64
 }
 
 // One W element vector as the fp16 mode sees it (f16 only), subnormals counted.
-template <class V, DType WT>
-static inline typename V::Vec weights_mode(typename V::Vec x, SkinnyMode mode, std::int64_t& subnormals) {
-  if constexpr (WT == DType::f16) return V::fp16_mode(x, mode.flush, mode.alt, subnormals);
+template <class Ops, DType WT>
+static inline typename Ops::V weights_mode(typename Ops::V x, SkinnyMode mode, std::int64_t& subnormals) {
+  if constexpr (WT == DType::f16) return Ops::fp16_mode(x, mode.flush, mode.alt, subnormals);
   return x;
 }
 
 // Axpy form, one chunk of R vectors of rows over k in [k0, k1):
 //   acc[s * acc_ld + r] (+)= sum_kk W(r, kk) * S(kk, s)   (r < R*L, s < NC; first: = instead)
 // W(r, kk) at w[(r + kk * ldw) * size]; rows >= valid read as 0; S packed [k][s_ld].
-template <class V, DType WT, int NC, int R>
+template <class Ops, DType WT, int NC, int R>
 static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0, std::int64_t k1,
                         std::int64_t k_total, const float* s, std::int64_t s_ld, SkinnyMode mode, bool first,
                         std::int64_t& subnormals, float* acc, std::int64_t acc_ld) {
-  using Vec = typename V::Vec;
-  constexpr std::int64_t L = V::kLanes;
+  using Vec = typename Ops::V;
+  constexpr std::int64_t L = Ops::kLanes;
   constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
-  typename V::Mask masks[R];
+  typename Ops::Mask masks[R];
   Vec c[R][NC];
 #pragma GCC unroll 8
   for (int q = 0; q < R; ++q) {
-    masks[q] = V::mask_for(valid - q * L);
+    masks[q] = Ops::mask(valid - q * L);
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(acc + j * acc_ld + q * L);
+    for (int j = 0; j < NC; ++j) c[q][j] = first ? Ops::zero() : Ops::load(acc + j * acc_ld + q * L);
   }
   // Column runs are short (R * L elements), ldw apart: the hardware prefetcher does not follow,
   // so each line of the run kAhead columns ahead is prefetched, kAhead * R * NC = 512 FMAs
@@ -117,27 +118,28 @@ static void skinny_axpy(const unsigned char* w, std::int64_t ldw, std::int64_t v
     }
 #pragma GCC unroll 8
     for (int q = 0; q < R; ++q) {
-      const Vec x = weights_mode<V, WT>(V::template load<WT>(col + q * L * size, masks[q]), mode, subnormals);
+      const Vec x =
+          weights_mode<Ops, WT>(Ops::template load_masked<WT>(col + q * L * size, masks[q]), mode, subnormals);
 #pragma GCC unroll 16
-      for (int j = 0; j < NC; ++j) c[q][j] = V::fmadd(x, V::set1(srow[j]), c[q][j]);
+      for (int j = 0; j < NC; ++j) c[q][j] = Ops::fmadd(x, Ops::set1(srow[j]), c[q][j]);
     }
   }
 #pragma GCC unroll 8
   for (int q = 0; q < R; ++q)
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) V::storeu(acc + j * acc_ld + q * L, c[q][j]);
+    for (int j = 0; j < NC; ++j) Ops::store(acc + j * acc_ld + q * L, c[q][j]);
 }
 
 // Dot form, one chunk of R rows over k in [k0, k1) (k0 a multiple of L):
 //   lanes[(q * lanes_ld + j) * L + l] (+)= sum over kk = l mod L of W(q, kk) * S(kk, j)  (first: = instead)
-// and when last: acc[j * acc_ld + q] = V::reduce_add of those lanes. W(q, kk) at
+// and when last: acc[j * acc_ld + q] = Ops::sum of those lanes. W(q, kk) at
 // w[(kk + q * ldw) * size]; rows q >= valid give 0; S(kk, j) at s[(kk / L) * s_step + j * L + kk % L].
-template <class V, DType WT, int NC, int R>
+template <class Ops, DType WT, int NC, int R>
 static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t valid, std::int64_t k0, std::int64_t k1,
                        const float* s, std::int64_t s_step, SkinnyMode mode, bool first, bool last,
                        std::int64_t& subnormals, float* lanes, std::int64_t lanes_ld, float* acc, std::int64_t acc_ld) {
-  using Vec = typename V::Vec;
-  constexpr std::int64_t L = V::kLanes;
+  using Vec = typename Ops::V;
+  constexpr std::int64_t L = Ops::kLanes;
   constexpr std::int64_t size = static_cast<std::int64_t>(sizeof(float)) / (WT == DType::f32 ? 1 : 2);
   Vec c[R][NC];
   const unsigned char* rows[R];
@@ -145,14 +147,14 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
   for (int q = 0; q < R; ++q) {
     rows[q] = w + (q < valid ? q : 0) * ldw * size;
 #pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) c[q][j] = first ? V::zero() : V::loadu(lanes + (q * lanes_ld + j) * L);
+    for (int j = 0; j < NC; ++j) c[q][j] = first ? Ops::zero() : Ops::load(lanes + (q * lanes_ld + j) * L);
   }
   // With NC >= 4 the k blocks are short (<= 1024) and 32 rows advance together: too many
   // streams for the hardware prefetcher, so each row is prefetched kDotAhead elements ahead
   // (past the block: the next block continues the row; past the row: the next row starts there).
   // 16 x 4096 x 4096: f32 15 -> 10-12 ms, bf16 12-14 -> 8-9 ms; with NC < 4 it cost 10-20 %.
   constexpr std::int64_t kDotAhead = 1024;
-  const auto step = [&](std::int64_t kk, typename V::Mask m) __attribute__((always_inline)) {
+  const auto step = [&](std::int64_t kk, typename Ops::Mask m) __attribute__((always_inline)) {
     Vec x[R];
     if constexpr (NC >= 4) {
 #pragma GCC unroll 8
@@ -161,32 +163,32 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
     }
 #pragma GCC unroll 8
     for (int q = 0; q < R; ++q)
-      x[q] = weights_mode<V, WT>(V::template load<WT>(rows[q] + kk * size, q < valid ? m : V::mask_for(0)), mode,
-                                 subnormals);
+      x[q] = weights_mode<Ops, WT>(Ops::template load_masked<WT>(rows[q] + kk * size, q < valid ? m : Ops::mask(0)),
+                                   mode, subnormals);
     const float* sk = s + (kk / L) * s_step;
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
-      const Vec sv = V::loadu(sk + j * L);
+      const Vec sv = Ops::load(sk + j * L);
 #pragma GCC unroll 8
-      for (int q = 0; q < R; ++q) c[q][j] = V::fmadd(x[q], sv, c[q][j]);
+      for (int q = 0; q < R; ++q) c[q][j] = Ops::fmadd(x[q], sv, c[q][j]);
     }
   };
   std::int64_t kk = k0;
-  const typename V::Mask full = V::mask_for(L);
+  const typename Ops::Mask full = Ops::mask(L);
   for (; kk + L <= k1; kk += L) step(kk, full);
-  if (kk < k1) step(kk, V::mask_for(k1 - kk));
+  if (kk < k1) step(kk, Ops::mask(k1 - kk));
 #pragma GCC unroll 8
   for (int q = 0; q < R; ++q)
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
       if (last)
-        acc[j * acc_ld + q] = V::reduce_add(c[q][j]);
+        acc[j * acc_ld + q] = Ops::sum(c[q][j]);
       else
-        V::storeu(lanes + (q * lanes_ld + j) * L, c[q][j]);
+        Ops::store(lanes + (q * lanes_ld + j) * L, c[q][j]);
     }
 }
 
-// W rows [r0, r0 + span) x all small columns (in groups of NC <= V::kMaxCols) into
+// W rows [r0, r0 + span) x all small columns (in groups of NC <= Ops::kMaxCols) into
 // acc[s * acc_ld + (r - r0)]; rows >= r0 + rows read as 0 (span: rows rounded up to whole tiles).
 // Subnormals of W are counted in the first group only. lanes: kDotRows * kSkinnyMax * L floats.
 // (The lanes of chunk row q, group g, column j sit at ((q * cols) + g * NC + j) * L.)
@@ -195,12 +197,12 @@ static void skinny_dot(const unsigned char* w, std::int64_t ldw, std::int64_t va
 // k in blocks whose packed S (NC x kb fp32) is 16 KiB, over kDotRows rows at a time, parking the
 // lane sums in between. Neither changes the order of any sum.
 
-template <class V, DType WT, int NC>
+template <class Ops, DType WT, int NC>
 static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows, std::int64_t span, std::int64_t k,
                         std::int64_t groups, const float* s, std::int64_t cols, SkinnyMode mode,
                         std::int64_t& subnormals, float* lanes, float* acc, std::int64_t acc_ld) {
-  constexpr int R = static_cast<int>(V::kAccumulators / NC < 8 ? V::kAccumulators / NC : 8);
-  constexpr std::int64_t L = V::kLanes;
+  constexpr int R = static_cast<int>(Ops::kAccumulators / NC < 8 ? Ops::kAccumulators / NC : 8);
+  constexpr std::int64_t L = Ops::kLanes;
   const std::int64_t size = static_cast<std::int64_t>(dtype_size(WT));
   const std::int64_t k_end = k > 0 ? k : 1;  // k = 0: one pass that only zeroes
   std::int64_t ignored = 0;
@@ -213,9 +215,9 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
         const std::int64_t k1 = k0 + kb < k ? k0 + kb : k;
         for (std::int64_t r = rb; r < rb_end; r += R)
           for (std::int64_t g = 0; g < groups; ++g)
-            skinny_dot<V, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k0, k1,
-                                     s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, g == 0 ? subnormals : ignored,
-                                     lanes + ((r - rb) * cols + g * NC) * L, cols, acc + g * NC * acc_ld + r, acc_ld);
+            skinny_dot<Ops, WT, NC, R>(w.base + (r0 + r) * w.r_stride * size, w.r_stride, rows - r, k0, k1,
+                                       s + g * NC * L, cols * L, mode, k0 == 0, k1 >= k, g == 0 ? subnormals : ignored,
+                                       lanes + ((r - rb) * cols + g * NC) * L, cols, acc + g * NC * acc_ld + r, acc_ld);
       }
     }
   } else {
@@ -223,8 +225,8 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
       const std::int64_t k1 = k0 + kAxpyKb < k ? k0 + kAxpyKb : k;
       for (std::int64_t r = 0; r < span; r += R * L)
         for (std::int64_t g = 0; g < groups; ++g)
-          skinny_axpy<V, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols, mode,
-                                    k0 == 0, g == 0 ? subnormals : ignored, acc + g * NC * acc_ld + r, acc_ld);
+          skinny_axpy<Ops, WT, NC, R>(w.base + (r0 + r) * size, w.k_stride, rows - r, k0, k1, k, s + g * NC, cols, mode,
+                                      k0 == 0, g == 0 ? subnormals : ignored, acc + g * NC * acc_ld + r, acc_ld);
     }
   }
 }
@@ -232,22 +234,22 @@ static void skinny_rows(const OperandView& w, std::int64_t r0, std::int64_t rows
 using SkinnyRowsFn = void (*)(const OperandView&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                               const float*, std::int64_t, SkinnyMode, std::int64_t&, float*, float*, std::int64_t);
 
-template <class V, DType WT>
+template <class Ops, DType WT>
 static SkinnyRowsFn skinny_rows_for_cols(std::int64_t nc) {
   switch (nc) {
-    case 1: return skinny_rows<V, WT, 1>;
-    case 2: return skinny_rows<V, WT, 2>;
-    case 4: return skinny_rows<V, WT, 4>;
-    case 8: return skinny_rows<V, WT, 8>;
-    default: return skinny_rows<V, WT, (V::kMaxCols < 16 ? V::kMaxCols : 16)>;
+    case 1: return skinny_rows<Ops, WT, 1>;
+    case 2: return skinny_rows<Ops, WT, 2>;
+    case 4: return skinny_rows<Ops, WT, 4>;
+    case 8: return skinny_rows<Ops, WT, 8>;
+    default: return skinny_rows<Ops, WT, (Ops::kMaxCols < 16 ? Ops::kMaxCols : 16)>;
   }
 }
 
 // The skinny driver for one activation type.
-template <class V, class T, class Act>
+template <class Ops, class Act>
 static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
-  constexpr std::int64_t MR = T::kMr;
-  constexpr std::int64_t kRb = V::kRowBlock;  // W rows per work unit (a multiple of MR)
+  constexpr std::int64_t MR = Ops::kMr;
+  constexpr std::int64_t kRb = Ops::kRowBlock;  // W rows per work unit (a multiple of MR)
   const GemmArgs& a = p.args;
   const std::int64_t m = a.m, n = a.n, k = a.k;
   // by_rows: n small, W = op(A) (rows of D); else m small, W = op(B)^T (columns of D).
@@ -257,10 +259,10 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t wrows = by_rows ? m : n, ns = by_rows ? n : m;
   std::int64_t cols = 1;  // ns rounded up to a power of two
   while (cols < ns) cols *= 2;
-  const std::int64_t nc = cols < V::kMaxCols ? cols : V::kMaxCols;
+  const std::int64_t nc = cols < Ops::kMaxCols ? cols : Ops::kMaxCols;
   const std::int64_t groups = cols / nc;
   const bool dot = w.r_stride != 1;
-  const std::int64_t kpad = (k + V::kLanes - 1) / V::kLanes * V::kLanes;
+  const std::int64_t kpad = (k + Ops::kLanes - 1) / Ops::kLanes * Ops::kLanes;
   const std::int64_t blocks = ceil_div(wrows, kRb);
   const std::int64_t m_padded = ceil_div(m, MR) * MR;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
@@ -275,7 +277,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   // (m small), the parked lane sums (dot form).
   const std::size_t acc_bytes = static_cast<std::size_t>(kSkinnyMax * kRb) * 4;
   const std::size_t tile_bytes = by_rows ? 0 : static_cast<std::size_t>(MR * kRb) * 4;
-  const std::size_t lanes_bytes = static_cast<std::size_t>(kDotRows * kSkinnyMax * V::kLanes) * 4;
+  const std::size_t lanes_bytes = static_cast<std::size_t>(kDotRows * kSkinnyMax * Ops::kLanes) * 4;
   const std::size_t thread_bytes = acc_bytes + tile_bytes + lanes_bytes;
   unsigned char* ws = static_cast<unsigned char*>(gemm_workspace(s_bytes + bias_bytes + grad_bytes + totals_bytes +
                                                                  static_cast<std::size_t>(threads) * thread_bytes));
@@ -285,17 +287,17 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   float* partials = row_sums ? reinterpret_cast<float*>(ws + s_bytes + bias_bytes) : nullptr;
   double* totals = reinterpret_cast<double*>(ws + s_bytes + bias_bytes + grad_bytes);
   if (bias != nullptr) {
-    T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
+    Ops::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
   }
   const SkinnyMode mode{p.flush, p.alt};
-  const std::int64_t packed_subnormals = pack_small(sv, ns, k, cols, kpad, V::kLanes, dot, mode, small);
+  const std::int64_t packed_subnormals = pack_small(sv, ns, k, cols, kpad, Ops::kLanes, dot, mode, small);
 
   SkinnyRowsFn run_rows = nullptr;
   switch (w.dtype) {
-    case DType::f32: run_rows = skinny_rows_for_cols<V, DType::f32>(nc); break;
-    case DType::bf16: run_rows = skinny_rows_for_cols<V, DType::bf16>(nc); break;
-    case DType::f16: run_rows = skinny_rows_for_cols<V, DType::f16>(nc); break;
+    case DType::f32: run_rows = skinny_rows_for_cols<Ops, DType::f32>(nc); break;
+    case DType::bf16: run_rows = skinny_rows_for_cols<Ops, DType::bf16>(nc); break;
+    case DType::f16: run_rows = skinny_rows_for_cols<Ops, DType::f16>(nc); break;
     case DType::i32: return;  // never a GEMM operand (gemm_validate)
   }
   const EpilogueContext ctx{&p, bias, partials, m_padded};
@@ -316,14 +318,14 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
       if (by_rows) {
         // acc is D's rows [r0, r0 + rows) x all n columns, leading dimension kRb.
         for (std::int64_t i = 0; i < rows; i += MR)
-          epilogue_tile<T, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
+          epilogue_tile<Ops, Act>(ctx, acc + i, kRb, r0 + i, 0, imin(MR, rows - i), n, 0, sub_out);
       } else {
         // Transposed into an MR x rows tile of D (rows >= m of the tile are zero, never stored).
         for (std::int64_t j = 0; j < rows; ++j) {
           for (std::int64_t i = 0; i < m; ++i) tile[j * MR + i] = acc[i * kRb + j];
           for (std::int64_t i = m; i < MR; ++i) tile[j * MR + i] = 0.0f;
         }
-        epilogue_tile<T, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
+        epilogue_tile<Ops, Act>(ctx, tile, MR, 0, r0, m, rows, blk, sub_out);
       }
     }
   };
@@ -339,11 +341,11 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   finish_bias_grad(p, partials, parts, m_padded, totals);
 }
 
-template <class V, class T>
+template <class Ops>
 struct SkinnyEngine {
   template <class Act>
   static void run(const GemmProblem& p, GemmCounters& counters) {
-    gemm_skinny_driver<V, T, Act>(p, counters);
+    gemm_skinny_driver<Ops, Act>(p, counters);
   }
 };
 

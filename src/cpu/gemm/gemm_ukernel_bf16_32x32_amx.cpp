@@ -8,8 +8,8 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
-#include "cpu/gemm/gemm_io_avx512.hpp"
 #include "cpu/math/gelu_math_avx512.hpp"
+#include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -36,7 +36,7 @@ static_assert(sizeof(TileConfig) == 64);
 // k blocks of 512 (kKc): a block's 32 KiB part of a B sliver stays in L1 while the A slivers of
 // the driver's block pass; parking and reloading the fp32 sums costs 8 KiB of tile traffic per
 // 64 tdpbf16ps.
-struct Bf16Amx : IoAvx512 {
+struct Bf16Amx : Avx512Ops {
   using Packed = std::uint16_t;
   static constexpr std::int64_t kMr = 32, kNr = 32;
   static constexpr bool kPairs = true;

@@ -6,7 +6,7 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
-#include "cpu/gemm/gemm_io_avx512.hpp"
+#include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // tile[j * 32 + i] = sum over kk < kp of A(i, kk) * B(kk, j)  (i < 32, j < 12, kp even)
 //   a: packed A sliver [kp/2][32][2] bf16 (k pairs adjacent); b: packed B sliver [kp/2][12][2].
 // 24 zmm accumulators; per k pair: 2 A loads, 12 32-bit broadcasts of B pairs, 24 vdpbf16ps.
-struct Bf16Avx512 : IoAvx512 {
+struct Bf16Avx512 : Avx512Ops {
   using Packed = std::uint16_t;
   static constexpr std::int64_t kMr = 32, kNr = 12;
   static constexpr bool kPairs = true;

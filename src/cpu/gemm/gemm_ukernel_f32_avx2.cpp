@@ -4,14 +4,14 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
-#include "cpu/gemm/gemm_io_avx2.hpp"
+#include "cpu/simd/simd_avx2.hpp"
 
 namespace ampkit::cpu {
 namespace {
 
 // tile[j * 16 + i] = sum over kk < kp of a[kk * 16 + i] * b[kk * 6 + j]  (i < 16, j < 6)
 //   a: packed A sliver [kp][16] fp32; b: packed B sliver [kp][6] fp32. 12 ymm accumulators.
-struct F32Avx2 : IoAvx2 {
+struct F32Avx2 : Avx2Ops {
   using Packed = float;
   static constexpr std::int64_t kMr = 16, kNr = 6;
   static constexpr bool kPairs = false;

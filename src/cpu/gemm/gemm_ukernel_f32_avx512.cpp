@@ -4,7 +4,7 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
-#include "cpu/gemm/gemm_io_avx512.hpp"
+#include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 // tile[j * 32 + i] = sum over kk < kp of a[kk * 32 + i] * b[kk * 12 + j]  (i < 32, j < 12)
 //   a: packed A sliver [kp][32] fp32; b: packed B sliver [kp][12] fp32.
 // 24 zmm accumulators (2 per column), one fp32 FMA chain per element in k order.
-struct F32Avx512 : IoAvx512 {
+struct F32Avx512 : Avx512Ops {
   using Packed = float;
   static constexpr std::int64_t kMr = 32, kNr = 12;
   static constexpr bool kPairs = false;

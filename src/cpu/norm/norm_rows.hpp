@@ -1,6 +1,6 @@
 // Row helpers shared by the norm ISA kernels (kernels layer, internal): the vector walk over a
 // row, row addressing, the parallel threshold. Templates over an `Ops` struct
-// (norm_ops_avx512.hpp / norm_ops_avx2.hpp); included by the *_avx512.cpp / *_avx2.cpp norm
+// (Avx512Ops / Avx2Ops, src/cpu/simd/); included by the *_avx512.cpp / *_avx2.cpp norm
 // files only, everything with internal linkage.
 #pragma once
 
