@@ -7,7 +7,7 @@
 #include "ampkit/core/error.hpp"
 #include "ops/activation/activation_kernels.hpp"
 #include "ops/check_message.hpp"
-#include "ops/elementwise/operand_checks.hpp"
+#include "ops/operand_checks.hpp"
 
 namespace ampkit {
 namespace {

@@ -12,7 +12,7 @@
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
 #include "ops/attention/attention_problem.hpp"
-#include "ops/elementwise/operand_checks.hpp"
+#include "ops/operand_checks.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit::ops {

@@ -9,7 +9,7 @@
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
 #include "ops/check_message.hpp"
-#include "ops/elementwise/operand_checks.hpp"
+#include "ops/operand_checks.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 
 namespace ampkit {

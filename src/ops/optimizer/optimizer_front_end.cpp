@@ -10,7 +10,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ops/check_message.hpp"
-#include "ops/elementwise/operand_checks.hpp"
+#include "ops/operand_checks.hpp"
 #include "ops/operand_checks.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ops/check_message.hpp"
-#include "ops/elementwise/operand_checks.hpp"
+#include "ops/operand_checks.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit {
