@@ -1,7 +1,7 @@
 // GEMM with fused epilogues (kernels layer), BLAS column-major convention.
 //   D (m x n) = epilogue(alpha * op(A) (m x k) * op(B) (k x n) + beta * C)
 // A, B, C, D dtypes each in {f32, bf16, f16}; accumulation in fp32; D rounded once.
-// Epilogue semantics follow cuBLASLt (see ../shared/DESIGN.md section 3 and docs/NUMERICS.md).
+// Epilogue semantics follow cuBLASLt (see docs/DESIGN.md section 4 and docs/NUMERICS.md).
 // The fp16 mode (exact / flush / alt) is an explicit value handed down by the caller; the
 // numerics layer (fp16_policy.hpp) decides it from the pass, the environment and the API.
 // GemmArgs::device = Device::cuda runs the call on a GPU (cuBLASLt plus ampkit's epilogue
@@ -41,6 +41,9 @@ enum class Epilogue : std::uint8_t {
   BGRADA,
   BGRADB,
 };
+
+/// The epilogue's name as the enumeration spells it ("GELU_AUX_BIAS"); "?" for a value outside it.
+const char* epilogue_name(Epilogue e) noexcept;
 
 /// The GELU formula: tanh approximation (cuBLASLt's) or exact erf form.
 enum class GeluVariant : std::uint8_t { tanh, erf };

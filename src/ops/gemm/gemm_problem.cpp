@@ -7,13 +7,14 @@
 
 #include "ops/gemm/gemm_kernels.hpp"
 
-namespace ampkit::cpu {
-
+namespace ampkit {
+namespace cpu {
 namespace {
 
 // What each epilogue does, in the order of the Epilogue enumeration (docs/DESIGN.md section 4).
 struct EpilogueParts {
   Epilogue kind;
+  const char* name;
   GemmActivation activation;
   bool bias, aux_in, aux_out;
   GemmBiasGrad bias_grad;
@@ -22,23 +23,23 @@ using A = GemmActivation;
 using G = GemmBiasGrad;
 // clang-format off
 constexpr EpilogueParts kEpilogueParts[] = {
-    //                          activation  bias   aux_in aux_out bias gradient
-    {Epilogue::DEFAULT,         A::none,    false, false, false,  G::none},
-    {Epilogue::BIAS,            A::none,    true,  false, false,  G::none},
-    {Epilogue::RELU,            A::relu,    false, false, false,  G::none},
-    {Epilogue::RELU_BIAS,       A::relu,    true,  false, false,  G::none},
-    {Epilogue::RELU_AUX,        A::relu,    false, false, true,   G::none},
-    {Epilogue::RELU_AUX_BIAS,   A::relu,    true,  false, true,   G::none},
-    {Epilogue::GELU,            A::gelu,    false, false, false,  G::none},
-    {Epilogue::GELU_BIAS,       A::gelu,    true,  false, false,  G::none},
-    {Epilogue::GELU_AUX,        A::gelu,    false, false, true,   G::none},
-    {Epilogue::GELU_AUX_BIAS,   A::gelu,    true,  false, true,   G::none},
-    {Epilogue::DGELU,           A::dgelu,   false, true,  false,  G::none},
-    {Epilogue::DGELU_BGRAD,     A::dgelu,   false, true,  false,  G::rows_of_d},
-    {Epilogue::DRELU,           A::drelu,   false, true,  false,  G::none},
-    {Epilogue::DRELU_BGRAD,     A::drelu,   false, true,  false,  G::rows_of_d},
-    {Epilogue::BGRADA,          A::none,    false, false, false,  G::rows_of_a},
-    {Epilogue::BGRADB,          A::none,    false, false, false,  G::cols_of_b},
+    //                                           activation  bias   aux_in aux_out bias gradient
+    {Epilogue::DEFAULT,          "DEFAULT",       A::none,    false, false, false,  G::none},
+    {Epilogue::BIAS,             "BIAS",          A::none,    true,  false, false,  G::none},
+    {Epilogue::RELU,             "RELU",          A::relu,    false, false, false,  G::none},
+    {Epilogue::RELU_BIAS,        "RELU_BIAS",     A::relu,    true,  false, false,  G::none},
+    {Epilogue::RELU_AUX,         "RELU_AUX",      A::relu,    false, false, true,   G::none},
+    {Epilogue::RELU_AUX_BIAS,    "RELU_AUX_BIAS", A::relu,    true,  false, true,   G::none},
+    {Epilogue::GELU,             "GELU",          A::gelu,    false, false, false,  G::none},
+    {Epilogue::GELU_BIAS,        "GELU_BIAS",     A::gelu,    true,  false, false,  G::none},
+    {Epilogue::GELU_AUX,         "GELU_AUX",      A::gelu,    false, false, true,   G::none},
+    {Epilogue::GELU_AUX_BIAS,    "GELU_AUX_BIAS", A::gelu,    true,  false, true,   G::none},
+    {Epilogue::DGELU,            "DGELU",         A::dgelu,   false, true,  false,  G::none},
+    {Epilogue::DGELU_BGRAD,      "DGELU_BGRAD",   A::dgelu,   false, true,  false,  G::rows_of_d},
+    {Epilogue::DRELU,            "DRELU",         A::drelu,   false, true,  false,  G::none},
+    {Epilogue::DRELU_BGRAD,      "DRELU_BGRAD",   A::drelu,   false, true,  false,  G::rows_of_d},
+    {Epilogue::BGRADA,           "BGRADA",        A::none,    false, false, false,  G::rows_of_a},
+    {Epilogue::BGRADB,           "BGRADB",        A::none,    false, false, false,  G::cols_of_b},
 };
 // clang-format on
 constexpr bool table_follows_the_enumeration() {
@@ -78,4 +79,11 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
   return p;
 }
 
-}  // namespace ampkit::cpu
+}  // namespace cpu
+
+const char* epilogue_name(Epilogue e) noexcept {
+  const auto i = static_cast<std::size_t>(e);
+  return i < std::size(cpu::kEpilogueParts) ? cpu::kEpilogueParts[i].name : "?";
+}
+
+}  // namespace ampkit

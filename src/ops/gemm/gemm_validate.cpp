@@ -18,28 +18,6 @@ namespace {
 
 constexpr const char* kFn = "gemm";
 
-const char* epilogue_name(Epilogue e) {
-  switch (e) {
-    case Epilogue::DEFAULT: return "DEFAULT";
-    case Epilogue::BIAS: return "BIAS";
-    case Epilogue::RELU: return "RELU";
-    case Epilogue::RELU_BIAS: return "RELU_BIAS";
-    case Epilogue::RELU_AUX: return "RELU_AUX";
-    case Epilogue::RELU_AUX_BIAS: return "RELU_AUX_BIAS";
-    case Epilogue::GELU: return "GELU";
-    case Epilogue::GELU_BIAS: return "GELU_BIAS";
-    case Epilogue::GELU_AUX: return "GELU_AUX";
-    case Epilogue::GELU_AUX_BIAS: return "GELU_AUX_BIAS";
-    case Epilogue::DGELU: return "DGELU";
-    case Epilogue::DGELU_BGRAD: return "DGELU_BGRAD";
-    case Epilogue::DRELU: return "DRELU";
-    case Epilogue::DRELU_BGRAD: return "DRELU_BGRAD";
-    case Epilogue::BGRADA: return "BGRADA";
-    case Epilogue::BGRADB: return "BGRADB";
-  }
-  return "?";
-}
-
 bool valid_dtype(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
 // Byte span of a column-major rows x cols matrix with leading dimension ld (elements), or -1 on

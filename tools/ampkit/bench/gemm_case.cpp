@@ -67,19 +67,12 @@ std::vector<DtypeMode> parse_dtype_modes(const std::string& text) {
   return out;
 }
 
-const char* epilogue_name(Epilogue e) {
-  static const char* const names[] = {
-      "DEFAULT",  "BIAS",          "RELU",  "RELU_BIAS",   "RELU_AUX", "RELU_AUX_BIAS", "GELU",   "GELU_BIAS",
-      "GELU_AUX", "GELU_AUX_BIAS", "DGELU", "DGELU_BGRAD", "DRELU",    "DRELU_BGRAD",   "BGRADA", "BGRADB"};
-  return names[static_cast<int>(e)];
-}
-
 std::vector<Epilogue> parse_epilogues(const std::string& text) {
   std::vector<Epilogue> out;
   for (const std::string& item : cli::split_list(text)) {
     bool found = false;
     for (Epilogue e : kAllEpilogues)
-      if (upper(item) == epilogue_name(e)) {
+      if (upper(item) == ampkit::epilogue_name(e)) {
         out.push_back(e);
         found = true;
       }

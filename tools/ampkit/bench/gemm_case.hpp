@@ -30,8 +30,6 @@ const char* fp16_mode_name(Fp16Mode mode);
 /// Parses "f32,bf16,f16" (f16 = every mode) or "f16:alt"; throws cli::UsageError.
 std::vector<DtypeMode> parse_dtype_modes(const std::string& text);
 
-/// "DEFAULT", "GELU_AUX_BIAS", ...
-const char* epilogue_name(Epilogue e);
 /// Parses a comma list of epilogue names (case-insensitive); throws cli::UsageError.
 std::vector<Epilogue> parse_epilogues(const std::string& text);
 /// Which operands an epilogue touches besides A, B, D.
