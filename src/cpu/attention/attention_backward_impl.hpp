@@ -29,18 +29,17 @@ struct VectorBackwardSlices {
   // [t_pad, dp]: q, qs, k, dout, dk, dv; [dp, t_pad]: kt, vt; [B, t_pad]: p, ds; [B, dp]: rows (out
   // rows, then dq rows)
   float *q, *qs, *k, *dout, *dk, *dv, *kt, *vt, *p, *ds, *rows;
+  std::int64_t used;  // floats of the slice
   static std::int64_t floats(std::int64_t t_pad, std::int64_t dp) {
-    constexpr std::int64_t B = kVectorRowBlock;
-    return 8 * attention_pad(t_pad * dp) + 2 * attention_pad(B * t_pad) + attention_pad(B * dp);
+    return VectorBackwardSlices(nullptr, t_pad, dp).used;
   }
   VectorBackwardSlices(float* base, std::int64_t t_pad, std::int64_t dp) {
     constexpr std::int64_t B = kVectorRowBlock;
-    float* next = base;
-    q = take_padded(next, t_pad * dp), qs = take_padded(next, t_pad * dp), k = take_padded(next, t_pad * dp),
-    dout = take_padded(next, t_pad * dp);
-    dk = take_padded(next, t_pad * dp), dv = take_padded(next, t_pad * dp), kt = take_padded(next, dp * t_pad),
-    vt = take_padded(next, dp * t_pad);
-    p = take_padded(next, B * t_pad), ds = take_padded(next, B * t_pad), rows = take_padded(next, B * dp);
+    ScratchCarver c{base};
+    q = c.take(t_pad * dp), qs = c.take(t_pad * dp), k = c.take(t_pad * dp), dout = c.take(t_pad * dp);
+    dk = c.take(t_pad * dp), dv = c.take(t_pad * dp), kt = c.take(dp * t_pad), vt = c.take(dp * t_pad);
+    p = c.take(B * t_pad), ds = c.take(B * t_pad), rows = c.take(B * dp);
+    used = c.used;
   }
 };
 

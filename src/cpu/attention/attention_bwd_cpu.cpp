@@ -23,16 +23,15 @@ struct BackwardSlices {
   // [T, d]: q, k, dout, dk, dv; [d, T]: kt, vt; [R, T] (a block of query rows): p, ds;
   // rows: qs [d], dq [d], tmp [d]
   float *q, *k, *dout, *dk, *dv, *kt, *vt, *p, *ds, *qs, *dq, *tmp;
-  static std::int64_t floats(std::int64_t t_len, std::int64_t d) {
-    return 7 * attention_pad(t_len * d) + 2 * attention_pad(kAttentionRowBlock * t_len) + 3 * attention_pad(d);
-  }
+  std::int64_t used;  // floats of the slice
+  static std::int64_t floats(std::int64_t t_len, std::int64_t d) { return BackwardSlices(nullptr, t_len, d).used; }
   BackwardSlices(float* base, std::int64_t t_len, std::int64_t d) {
-    float* next = base;
-    q = take_padded(next, t_len * d), k = take_padded(next, t_len * d), dout = take_padded(next, t_len * d),
-    dk = take_padded(next, t_len * d);
-    dv = take_padded(next, t_len * d), kt = take_padded(next, t_len * d), vt = take_padded(next, t_len * d);
-    p = take_padded(next, kAttentionRowBlock * t_len), ds = take_padded(next, kAttentionRowBlock * t_len);
-    qs = take_padded(next, d), dq = take_padded(next, d), tmp = take_padded(next, d);
+    ScratchCarver c{base};
+    q = c.take(t_len * d), k = c.take(t_len * d), dout = c.take(t_len * d), dk = c.take(t_len * d);
+    dv = c.take(t_len * d), kt = c.take(t_len * d), vt = c.take(t_len * d);
+    p = c.take(kAttentionRowBlock * t_len), ds = c.take(kAttentionRowBlock * t_len);
+    qs = c.take(d), dq = c.take(d), tmp = c.take(d);
+    used = c.used;
   }
 };
 

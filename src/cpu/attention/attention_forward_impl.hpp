@@ -30,15 +30,16 @@ constexpr std::int64_t kVectorParallelMinWork = std::int64_t{1} << 16;
 struct VectorForwardSlices {
   // [t_pad, dp]: k, v; [dp, t_pad]: kt; [B, dp]: qs, o; [B, t_pad]: s
   float *k, *v, *kt, *qs, *o, *s;
+  std::int64_t used;  // floats of the slice
   static std::int64_t floats(std::int64_t t_pad, std::int64_t dp) {
-    constexpr std::int64_t B = kVectorRowBlock;
-    return 3 * attention_pad(t_pad * dp) + 2 * attention_pad(B * dp) + attention_pad(B * t_pad);
+    return VectorForwardSlices(nullptr, t_pad, dp).used;
   }
   VectorForwardSlices(float* base, std::int64_t t_pad, std::int64_t dp) {
     constexpr std::int64_t B = kVectorRowBlock;
-    float* next = base;
-    k = take_padded(next, t_pad * dp), v = take_padded(next, t_pad * dp), kt = take_padded(next, t_pad * dp);
-    qs = take_padded(next, B * dp), o = take_padded(next, B * dp), s = take_padded(next, B * t_pad);
+    ScratchCarver c{base};
+    k = c.take(t_pad * dp), v = c.take(t_pad * dp), kt = c.take(t_pad * dp);
+    qs = c.take(B * dp), o = c.take(B * dp), s = c.take(B * t_pad);
+    used = c.used;
   }
 };
 

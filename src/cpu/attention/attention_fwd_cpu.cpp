@@ -23,15 +23,12 @@ constexpr std::int64_t kParallelMinWork = std::int64_t{1} << 16;
 
 struct ForwardSlices {
   float *kt, *v, *q, *o, *s;  // [d, T], [T, d], [d], [d], [T]
-  static std::int64_t floats(std::int64_t t_len, std::int64_t d) {
-    return 2 * attention_pad(t_len * d) + 2 * attention_pad(d) + attention_pad(t_len);
-  }
+  std::int64_t used;          // floats of the slice
+  static std::int64_t floats(std::int64_t t_len, std::int64_t d) { return ForwardSlices(nullptr, t_len, d).used; }
   ForwardSlices(float* base, std::int64_t t_len, std::int64_t d) {
-    kt = base;
-    v = kt + attention_pad(t_len * d);
-    q = v + attention_pad(t_len * d);
-    o = q + attention_pad(d);
-    s = o + attention_pad(d);
+    ScratchCarver c{base};
+    kt = c.take(t_len * d), v = c.take(t_len * d), q = c.take(d), o = c.take(d), s = c.take(t_len);
+    used = c.used;
   }
 };
 

@@ -54,13 +54,17 @@ float* attention_scratch(std::int64_t floats_per_thread, int threads, const char
 /// n rounded up to a multiple of 16 floats (one cache line).
 static inline std::int64_t attention_pad(std::int64_t n) { return (n + 15) / 16 * 16; }
 
-/// The next n floats of a thread's scratch slice, starting at `next` (which advances by n rounded
-/// up to a cache line). The kernels' *Slices structs carve their slice with these calls, in the
-/// order their floats() adds the same sizes.
-static inline float* take_padded(float*& next, std::int64_t n) {
-  float* x = next;
-  next += attention_pad(n);
-  return x;
-}
+/// Carves a thread's scratch slice: each take(n) is the next n floats, the slice advancing by n
+/// rounded up to a cache line. With a null base it only counts (take returns null), so a *Slices
+/// struct derives its size from the same carving: floats() = the count of a null-based carve.
+struct ScratchCarver {
+  float* base = nullptr;
+  std::int64_t used = 0;  // floats taken so far
+  float* take(std::int64_t n) {
+    float* x = base != nullptr ? base + used : nullptr;
+    used += attention_pad(n);
+    return x;
+  }
+};
 
 }  // namespace ampkit::cpu

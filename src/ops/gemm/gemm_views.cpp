@@ -101,22 +101,38 @@ void check_device(const char* name, const TensorView& v, const TensorView& d) {
 
 Op flip(Op op) { return op == Op::N ? Op::T : Op::N; }
 
-// Validates `v` and returns the column-major call that computes it.
-GemmArgs translate(const GemmViewArgs& v) {
+// The checked operands of a call, as the column-major call will see them.
+struct Operands {
+  Matrix a, b, c, d, aux;
+  std::int64_t M = 0, N = 0, K = 0;
+  std::int64_t bias_bytes = 0, grad_bytes = 0;
+  bool aux_out = false;  // aux is written (the *_AUX epilogues), not read
+};
+
+void check_enums(const GemmViewArgs& v) {
   if (v.op_a != Op::N && v.op_a != Op::T) fail(kFn, "op_a must be N or T, but got ", static_cast<int>(v.op_a));
   if (v.op_b != Op::N && v.op_b != Op::T) fail(kFn, "op_b must be N or T, but got ", static_cast<int>(v.op_b));
   if (static_cast<int>(v.epilogue) > static_cast<int>(Epilogue::BGRADB))
     fail(kFn, "epilogue must be an Epilogue value, but got ", static_cast<int>(v.epilogue));
+  if (v.gelu != GeluVariant::tanh && v.gelu != GeluVariant::erf)
+    fail(kFn, "gelu must be tanh or erf, but got ", static_cast<int>(v.gelu));
+  if (v.fp16_mode != Fp16Mode::exact && v.fp16_mode != Fp16Mode::flush && v.fp16_mode != Fp16Mode::alt)
+    fail(kFn, "fp16_mode must be exact, flush or alt, but got ", static_cast<int>(v.fp16_mode));
+}
 
-  const Matrix a = matrix("a", v.a, true, "op(a) is [M, K]");
-  const Matrix b = matrix("b", v.b, true, "op(b) is [K, N]");
-  const Matrix d = matrix("d", v.d, false, "the output [M, N]");
-  const std::int64_t M = v.op_a == Op::N ? a.rows : a.cols, K = v.op_a == Op::N ? a.cols : a.rows;
-  const std::int64_t kb = v.op_b == Op::N ? b.rows : b.cols, N = v.op_b == Op::N ? b.cols : b.rows;
-  if (kb != K)
-    fail(kFn, "op(b) must have K = ", K, " rows (op(a)'s columns), but b has shape ", v.b.shape_string(), " with op_b ",
-         v.op_b == Op::N ? "N" : "T");
-  const std::int64_t md[2] = {M, N};
+// a, b, c, d: structure, M, N, K, one device.
+void check_matrices(const GemmViewArgs& v, Operands& o) {
+  o.a = matrix("a", v.a, true, "op(a) is [M, K]");
+  o.b = matrix("b", v.b, true, "op(b) is [K, N]");
+  o.d = matrix("d", v.d, false, "the output [M, N]");
+  o.M = v.op_a == Op::N ? o.a.rows : o.a.cols;
+  o.K = v.op_a == Op::N ? o.a.cols : o.a.rows;
+  o.N = v.op_b == Op::N ? o.b.cols : o.b.rows;
+  const std::int64_t kb = v.op_b == Op::N ? o.b.rows : o.b.cols;
+  if (kb != o.K)
+    fail(kFn, "op(b) must have K = ", o.K, " rows (op(a)'s columns), but b has shape ", v.b.shape_string(),
+         " with op_b ", v.op_b == Op::N ? "N" : "T");
+  const std::int64_t md[2] = {o.M, o.N};
   ops::check_shape(kFn, "d", v.d, md, 2, "shape [M, N] =");
   for (const auto& [name, view] : {std::pair{"a", &v.a},
                                    {"b", &v.b},
@@ -125,60 +141,63 @@ GemmArgs translate(const GemmViewArgs& v) {
                                    {"aux", &v.aux},
                                    {"bias_grad", &v.bias_grad}})
     check_device(name, *view, v.d);
-
-  Matrix c;
   if (v.beta != 0.0f) {
-    c = matrix("c", v.c, false, "beta != 0 adds beta c");
+    o.c = matrix("c", v.c, false, "beta != 0 adds beta c");
     ops::check_shape(kFn, "c", v.c, md, 2, "d's shape");
   } else if (v.c.present) {
     fail(kFn, "c must be absent when beta == 0 (it is not read), but got ", v.c.describe());
   }
+}
 
-  // What the epilogue reads and writes: the column-major decode table, asked with this kind.
+// bias, aux, bias_grad: given exactly when the epilogue uses them (the column-major decode
+// table, asked with this kind), with their shapes and dtypes.
+void check_epilogue_operands(const GemmViewArgs& v, Operands& o) {
   GemmArgs kind_only;
   kind_only.epilogue.kind = v.epilogue;
   const cpu::GemmProblem parts = cpu::make_gemm_problem(kind_only);
-  Matrix aux;
-  std::int64_t bias_bytes = 0, grad_bytes = 0;
   if (parts.has_bias) {
-    bias_bytes = vector("bias", v.bias, N, "shape [N] =", v.d.dtype, "added to every row of d");
+    o.bias_bytes = vector("bias", v.bias, o.N, "shape [N] =", v.d.dtype, "added to every row of d");
   } else {
     check_absent("bias", v.bias, v.epilogue);
   }
   if (parts.aux_in || parts.aux_out) {
-    aux = matrix("aux", v.aux, false, parts.aux_out ? "the pre-activation [M, N]" : "the activation's input [M, N]");
+    o.aux = matrix("aux", v.aux, false, parts.aux_out ? "the pre-activation [M, N]" : "the activation's input [M, N]");
+    const std::int64_t md[2] = {o.M, o.N};
     ops::check_shape(kFn, "aux", v.aux, md, 2, "d's shape");
     ops::check_dtype_or_f32(kFn, "aux", v.aux, v.d.dtype, "d's");
+    o.aux_out = parts.aux_out;
   } else {
     check_absent("aux", v.aux, v.epilogue);
   }
   const bool grad_of_a = v.epilogue == Epilogue::BGRADA;
   if (parts.bias_grad != cpu::GemmBiasGrad::none) {
-    grad_bytes =
-        vector("bias_grad", v.bias_grad, grad_of_a ? M : N, grad_of_a ? "shape [M] =" : "shape [N] =", v.d.dtype,
+    o.grad_bytes =
+        vector("bias_grad", v.bias_grad, grad_of_a ? o.M : o.N, grad_of_a ? "shape [M] =" : "shape [N] =", v.d.dtype,
                grad_of_a ? "the sums over k of op(a)" : "the sums over rows");
   } else {
     check_absent("bias_grad", v.bias_grad, v.epilogue);
   }
   if (v.bias.present && v.bias_grad.present && v.bias.dtype != v.bias_grad.dtype)
     fail(kFn, "bias and bias_grad must have one dtype, but got ", v.bias.describe(), " and ", v.bias_grad.describe());
+}
 
-  // Outputs must not overlap any other operand, except c == d exactly.
+// Outputs must not overlap any other operand, except c == d exactly.
+void check_overlap(const GemmViewArgs& v, const Operands& o) {
   struct Region {
     const char* name;
     const void* data;
     std::int64_t bytes;
     bool output;
   };
-  const Region regions[] = {{"d", d.data, d.bytes, true},
-                            {"aux", aux.data, parts.aux_in || parts.aux_out ? aux.bytes : 0, parts.aux_out},
-                            {"bias_grad", v.bias_grad.data, grad_bytes, true},
-                            {"a", a.data, a.bytes, false},
-                            {"b", b.data, b.bytes, false},
-                            {"c", c.data, c.bytes, false},
-                            {"bias", v.bias.data, bias_bytes, false}};
+  const Region regions[] = {{"d", o.d.data, o.d.bytes, true},
+                            {"aux", o.aux.data, o.aux.bytes, o.aux_out},
+                            {"bias_grad", v.bias_grad.data, o.grad_bytes, true},
+                            {"a", o.a.data, o.a.bytes, false},
+                            {"b", o.b.data, o.b.bytes, false},
+                            {"c", o.c.data, o.c.bytes, false},
+                            {"bias", v.bias.data, o.bias_bytes, false}};
   constexpr std::size_t kD = 0, kC = 5;
-  const bool c_is_d = c.data != nullptr && c.data == d.data && c.dtype == d.dtype && c.ld == d.ld;
+  const bool c_is_d = o.c.data != nullptr && o.c.data == o.d.data && o.c.dtype == o.d.dtype && o.c.ld == o.d.ld;
   for (std::size_t i = 0; i < std::size(regions); ++i) {
     if (!regions[i].output) continue;
     for (std::size_t j = 0; j < std::size(regions); ++j) {
@@ -191,29 +210,32 @@ GemmArgs translate(const GemmViewArgs& v) {
              ", but their memory ranges overlap");
     }
   }
+}
 
+// The column-major call computing dᵀ = op(b)ᵀ op(a)ᵀ (see the top of the file).
+GemmArgs column_major_call(const GemmViewArgs& v, const Operands& o) {
   GemmArgs g;
-  g.m = N;
-  g.n = M;
-  g.k = K;
+  g.m = o.N;
+  g.n = o.M;
+  g.k = o.K;
   g.alpha = v.alpha;
   g.beta = v.beta;
-  g.op_a = b.column_major ? flip(v.op_b) : v.op_b;
-  g.a = b.data;
-  g.a_dtype = b.dtype;
-  g.lda = b.ld;
-  g.op_b = a.column_major ? flip(v.op_a) : v.op_a;
-  g.b = a.data;
-  g.b_dtype = a.dtype;
-  g.ldb = a.ld;
+  g.op_a = o.b.column_major ? flip(v.op_b) : v.op_b;
+  g.a = o.b.data;
+  g.a_dtype = o.b.dtype;
+  g.lda = o.b.ld;
+  g.op_b = o.a.column_major ? flip(v.op_a) : v.op_a;
+  g.b = o.a.data;
+  g.b_dtype = o.a.dtype;
+  g.ldb = o.a.ld;
   if (v.beta != 0.0f) {
-    g.c = c.data;
-    g.c_dtype = c.dtype;
-    g.ldc = c.ld;
+    g.c = o.c.data;
+    g.c_dtype = o.c.dtype;
+    g.ldc = o.c.ld;
   }
-  g.d = const_cast<void*>(d.data);
-  g.d_dtype = d.dtype;
-  g.ldd = d.ld;
+  g.d = const_cast<void*>(o.d.data);
+  g.d_dtype = o.d.dtype;
+  g.ldd = o.d.ld;
   g.epilogue.kind = v.epilogue == Epilogue::BGRADA   ? Epilogue::BGRADB
                     : v.epilogue == Epilogue::BGRADB ? Epilogue::BGRADA
                                                      : v.epilogue;
@@ -222,13 +244,23 @@ GemmArgs translate(const GemmViewArgs& v) {
   g.epilogue.bias_grad = v.bias_grad.data;
   g.epilogue.bias_dtype = v.bias.present ? v.bias.dtype : v.bias_grad.present ? v.bias_grad.dtype : DType::f32;
   g.epilogue.accumulate_bias_grad = v.accumulate_bias_grad;
-  g.epilogue.aux = const_cast<void*>(aux.data);
-  g.epilogue.aux_dtype = aux.data != nullptr ? aux.dtype : DType::f32;
-  g.epilogue.aux_ld = aux.ld;
+  g.epilogue.aux = const_cast<void*>(o.aux.data);
+  g.epilogue.aux_dtype = o.aux.data != nullptr ? o.aux.dtype : DType::f32;
+  g.epilogue.aux_ld = o.aux.ld;
   g.fp16_mode = v.fp16_mode;
   g.device = v.d.device;
   g.device_index = v.d.device_index;
   return g;
+}
+
+// Validates `v` and returns the column-major call that computes it.
+GemmArgs translate(const GemmViewArgs& v) {
+  check_enums(v);
+  Operands o;
+  check_matrices(v, o);
+  check_epilogue_operands(v, o);
+  check_overlap(v, o);
+  return column_major_call(v, o);
 }
 
 }  // namespace
