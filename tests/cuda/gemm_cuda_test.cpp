@@ -255,7 +255,76 @@ void check_mix(const Mix& mix) {
         }
 }
 
+// The problem with D, C and aux laid out with leading dimension m + pad (same values).
+Problem repadded(const Problem& p, std::int64_t pad) {
+  Problem q = p;
+  GemmArgs& g = q.args;
+  const std::int64_t m = g.m, n = g.n;
+  const auto relaid = [&](const HostArray& from, std::int64_t from_ld) {
+    HostArray to(from.t, (m + pad) * n);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) to.set(i + j * (m + pad), from.get(i + j * from_ld));
+    return to;
+  };
+  q.d = relaid(p.d, g.ldd);
+  g.ldd = m + pad;
+  if (p.c.size() > 0) {
+    q.c = relaid(p.c, g.ldc);
+    g.ldc = m + pad;
+  }
+  if (p.aux.size() > 0) {
+    q.aux = relaid(p.aux, g.epilogue.aux_ld);
+    g.epilogue.aux_ld = m + pad;
+  }
+  return q;
+}
+
+// ampkit's epilogue through its vector kernel (m and every leading dimension a multiple of 4)
+// and its plain kernel (leading dimensions m + 1), with another grid: the same bits.
+void check_epilogue_kernels_agree(const Mix& mix, Epilogue e, std::mt19937_64& rng, std::uint64_t seed) {
+  Problem p = make_problem(mix, {256, 200, 64}, Op::T, Op::N, e, 0, 1.0f, 0.5f, false, rng);
+  p = repadded(p, 0);  // aux_ld = m as well
+  // An f32 D with the tanh GELU_AUX_BIAS would run inside cuBLASLt when aligned.
+  if (mix.cd == DType::f32) p.args.epilogue.gelu = GeluVariant::erf;
+  const Problem q = repadded(p, 1);
+  const Outputs vec = run_gpu(p), plain = run_gpu(q);
+  EXPECT_TRUE(std::string(vec.report.kernel) == "gemm_cublaslt_epilogue_cuda") << "kernel " << vec.report.kernel;
+  const auto differing = [&](const HostArray& a, std::int64_t lda, const HostArray& b, std::int64_t ldb) {
+    std::int64_t count = 0;
+    for (std::int64_t j = 0; j < p.args.n; ++j)
+      for (std::int64_t i = 0; i < p.args.m; ++i) {
+        const float x = a.get(i + j * lda), y = b.get(i + j * ldb);
+        count += std::memcmp(&x, &y, sizeof x) != 0;
+      }
+    return count;
+  };
+  const std::string where =
+      std::string(mix.name) + " epilogue " + std::to_string(static_cast<int>(e)) + " seed=" + std::to_string(seed);
+  EXPECT_TRUE(differing(vec.d, p.args.ldd, plain.d, q.args.ldd) == 0) << where << ": D differs";
+  if (aux_out(e)) {
+    EXPECT_TRUE(differing(vec.aux, p.args.epilogue.aux_ld, plain.aux, q.args.epilogue.aux_ld) == 0)
+        << where << ": aux differs";
+  }
+  EXPECT_TRUE(same_bits(vec.bias_grad, plain.bias_grad)) << where << ": the bias gradient differs";
+  EXPECT_TRUE(vec.report.fp16_subnormal_outputs == plain.report.fp16_subnormal_outputs)
+      << where << ": subnormal output counts " << vec.report.fp16_subnormal_outputs << " and "
+      << plain.report.fp16_subnormal_outputs;
+}
+
 }  // namespace
+
+TEST(CudaGemm, VectorAndPlainEpilogueKernelsGiveTheSameBits) {
+  AMPKIT_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const Mix mixes[] = {{"bf16", DType::bf16, DType::bf16, DType::bf16, DType::bf16, Fp16Mode::exact},
+                       {"bf16+f32 vec", DType::bf16, DType::bf16, DType::bf16, DType::f32, Fp16Mode::exact},
+                       {"f16 flush", DType::f16, DType::f16, DType::f16, DType::f16, Fp16Mode::flush},
+                       {"f32", DType::f32, DType::f32, DType::f32, DType::f32, Fp16Mode::exact}};
+  for (const Mix& mix : mixes)
+    for (Epilogue e : {Epilogue::GELU_AUX_BIAS, Epilogue::RELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::DRELU_BGRAD})
+      check_epilogue_kernels_agree(mix, e, rng, seed);
+}
 
 TEST(CudaGemm, F32) {
   AMPKIT_REQUIRE_GPU();
