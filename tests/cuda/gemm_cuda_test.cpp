@@ -166,6 +166,12 @@ bool close(double got, double want, double bound, const std::string& what) {
 
 bool same_bits(const HostArray& x, const HostArray& y) { return x.bytes == y.bytes; }
 
+// 1 when an f16 output whose exact value is `want` may round to either side of the subnormal
+// edge 2^-14 within its error bound: the device and the CPU may then count it differently.
+int near_f16_subnormal_edge(double want, double bound) {
+  return std::fabs(std::fabs(want) - 0x1p-14) <= bound + 0x1p-25 ? 1 : 0;
+}
+
 // Runs one case on both devices and checks every output; returns the number of bad elements.
 int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt19937_64& rng, std::uint64_t seed) {
   const std::int64_t pad = rng() % 3 == 0 ? 3 : 0;
@@ -190,6 +196,7 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
   // Accumulation error of the product (tensor cores may truncate partial sums): (k + 8) 2^-22.
   const double acc = static_cast<double>(g.k + 8) * 0x1p-22;
   std::vector<double> row_abs(static_cast<std::size_t>(g.m), 0.0), row_err(static_cast<std::size_t>(g.m), 0.0);
+  std::int64_t ambiguous = 0;  // f16 outputs whose subnormal count may differ within the bounds
   for (std::int64_t j = 0; j < g.n; ++j) {
     for (std::int64_t i = 0; i < g.m; ++i) {
       double scale = std::fabs(alpha) * abs_product(p, i, j);
@@ -200,15 +207,18 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
       row_err[static_cast<std::size_t>(i)] += err;
       const std::int64_t di = i + j * g.ldd;
       const double want_d = want.d.get(di);
-      if (!close(got.d.get(di), want_d, 2.0 * unit_roundoff(g.d_dtype) * std::fabs(want_d) + 1.2 * err + 0x1p-24,
-                 where + " D(" + std::to_string(i) + "," + std::to_string(j) + ")"))
+      const double bound_d = 2.0 * unit_roundoff(g.d_dtype) * std::fabs(want_d) + 1.2 * err + 0x1p-24;
+      if (!close(got.d.get(di), want_d, bound_d, where + " D(" + std::to_string(i) + "," + std::to_string(j) + ")"))
         ++bad;
+      if (g.d_dtype == DType::f16) ambiguous += near_f16_subnormal_edge(want_d, bound_d);
       if (aux_out(e)) {
         const std::int64_t ai = i + j * g.epilogue.aux_ld;
         const double want_aux = want.aux.get(ai);
-        if (!close(got.aux.get(ai), want_aux, 2.0 * unit_roundoff(g.epilogue.aux_dtype) * std::fabs(want_aux) + err,
+        const double bound_aux = 2.0 * unit_roundoff(g.epilogue.aux_dtype) * std::fabs(want_aux) + err;
+        if (!close(got.aux.get(ai), want_aux, bound_aux,
                    where + " aux(" + std::to_string(i) + "," + std::to_string(j) + ")"))
           ++bad;
+        if (g.epilogue.aux_dtype == DType::f16) ambiguous += near_f16_subnormal_edge(want_aux, bound_aux);
       }
       if (bad > 3) return bad;
     }
@@ -232,11 +242,13 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
         ++bad;
     }
   }
+  const long long out_diff = got.report.fp16_subnormal_outputs - want.report.fp16_subnormal_outputs;
   if (got.report.fp16_subnormal_inputs != want.report.fp16_subnormal_inputs ||
-      got.report.fp16_subnormal_outputs != want.report.fp16_subnormal_outputs) {
+      (out_diff < 0 ? -out_diff : out_diff) > ambiguous) {
     ADD_FAILURE() << where << ": fp16 counters (inputs, outputs) (" << got.report.fp16_subnormal_inputs << ", "
                   << got.report.fp16_subnormal_outputs << "), but the CPU counted ("
-                  << want.report.fp16_subnormal_inputs << ", " << want.report.fp16_subnormal_outputs << ")";
+                  << want.report.fp16_subnormal_inputs << ", " << want.report.fp16_subnormal_outputs << "), with "
+                  << ambiguous << " outputs within their bound of the subnormal edge";
     ++bad;
   }
   return bad;

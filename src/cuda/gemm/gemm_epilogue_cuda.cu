@@ -15,28 +15,37 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kBatch = 8;
-constexpr int kRows = 4;      // rows of D per thread in the vector kernel
-constexpr int kVecBatch = 4;  // its columns in flight per thread (3 blocks an SM: no spills)
+constexpr int kRows = 4;  // rows of D per thread in the vector kernel
+// Its columns loaded ahead of use per thread. The tanh GELU pass is issue-bound: on the H200, 2
+// columns at 64 registers (4 blocks an SM) beat 4 at 80 (3 blocks) and 8 at 128 (2 blocks).
+constexpr int kVecBatch = 2;
 constexpr float kSqrt2OverPi = 0.797884560802865f;
 constexpr float kGeluCubic = 0.044715f;
 constexpr float kInvSqrt2 = 0.707106781186547f;
 constexpr float kInvSqrt2Pi = 0.398942280401433f;
 
-// gelu(x): tanh form x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3); erf form
-// 0.5 x erfc(-x / sqrt(2)).
+// gelu(x): tanh form x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), with the hardware
+// exp2 and reciprocal (__expf, __fdividef: a few instructions where expf and an IEEE division
+// take dozens; the pass must run at memory speed); erf form 0.5 x erfc(-x / sqrt(2)). Error of
+// the tanh form: e = __expf(-2u) is within 2^-22.5 + 2^-24 |2u| of exact, relatively; x / (1 + e)
+// moves by |x| e / (1 + e)^2 times that (e / (1 + e)^2 <= 1/4, |2u| e / (1 + e)^2 <= 0.224): at
+// most 2^-24 |x|, plus __fdividef's 2 ulps. Past e = 2^126 (x below about -10) it gives -0.
 __device__ __forceinline__ float gelu(float x, GeluVariant v) {
   if (v == GeluVariant::tanh) {
     const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
-    return x / (1.0f + expf(-u2));
+    return __fdividef(x, 1.0f + __expf(-u2));
   }
   return 0.5f * x * erfcf(-x * kInvSqrt2);
 }
 
-// gelu'(x): tanh form 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2);
-// erf form 0.5 erfc(-x / sqrt(2)) + x exp(-x^2 / 2) / sqrt(2 pi).
+// gelu'(x): tanh form 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2), with
+// t = tanh(u) = 1 - 2 / (1 + e^(2u)) from the hardware exp2 and reciprocal as in gelu (t within
+// about 2^-22 of exact; e^(2u) = Inf gives t = 1, 0 gives -1); erf form
+// 0.5 erfc(-x / sqrt(2)) + x exp(-x^2 / 2) / sqrt(2 pi).
 __device__ __forceinline__ float gelu_derivative(float x, GeluVariant v) {
   if (v == GeluVariant::tanh) {
-    const float t = tanhf(kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x));
+    const float u = kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
+    const float t = 1.0f - __fdividef(2.0f, 1.0f + __expf(2.0f * u));
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
   }
   return 0.5f * erfcf(-x * kInvSqrt2) + x * expf(-0.5f * x * x) * kInvSqrt2Pi;
@@ -106,7 +115,7 @@ __device__ __forceinline__ void store4(void* base, DType t, std::int64_t i, cons
 // row group first, so a warp reads 512 consecutive bytes of P per column. Grid: a multiple of
 // the SMs, striding over the items. Needs m, ldc, ldd, aux_ld multiples of 4 and 16-byte aligned
 // P; C, D, aux aligned to 4 elements.
-__global__ void __launch_bounds__(kThreads, 2) epilogue_vec4_kernel(EpilogueLaunch e) {
+__global__ void __launch_bounds__(kThreads, 4) epilogue_vec4_kernel(EpilogueLaunch e) {
   const std::int64_t groups = e.m / kRows, blocks = (e.n + kBiasGradBlock - 1) / kBiasGradBlock;
   long long subnormals = 0;
   for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; item < groups * blocks;
