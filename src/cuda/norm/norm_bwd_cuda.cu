@@ -314,8 +314,8 @@ BwdPlan bwd_plan(std::int64_t rows, std::int64_t n, int v) {
 
 template <class TX, class TP, int C, bool Aligned>
 void launch_cached(const BwdArgs& a, const BwdPlan& plan, cudaStream_t stream, const char* fn) {
-  // gamma in registers for 16-bit x at 16 elements a thread (measured on the H200: backward from
-  // 0.53-0.72 to 0.67-0.82 of the copy bandwidth); f32 x or 32 elements spill or lose occupancy.
+  // gamma in registers for 16-bit x at 16 elements a thread: faster on the H200 (docs/CUDA.md);
+  // with f32 x or 32 elements a thread it spills or costs occupancy and was slower.
   const auto kernel = norm_bwd_cached_kernel < TX, TP, C, Aligned, sizeof(TX) == 2 && C * kVec<TX> == 16 > ;
   const std::int64_t resident = resident_blocks(kernel, plan.shape.threads, fn);
   const std::int64_t grid = plan.groups < resident ? plan.groups : resident;

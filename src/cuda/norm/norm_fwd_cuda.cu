@@ -222,8 +222,8 @@ std::int64_t resident_blocks(Kernel kernel, int threads, const char* fn) {
 template <class TX, class TP, int C, bool Aligned>
 void launch_cached(const FwdArgs& a, int threads, cudaStream_t stream, const char* fn) {
   constexpr int K = 1;
-  // gamma/beta in registers at 16 elements a thread (measured on the H200: 16-bit forward from
-  // 0.67-0.80 to 0.75-0.86 of the copy bandwidth); at 32 they cost occupancy (f32: 0.78 -> 0.58).
+  // gamma/beta in registers at 16 elements a thread: faster on the H200 (docs/CUDA.md); at 32
+  // they cost occupancy and were slower.
   const auto kernel = norm_fwd_cached_kernel<TX, TP, C, K, Aligned, C * kVec<TX> == 16>;
   const std::int64_t batches = (a.rows + K - 1) / K, resident = resident_blocks(kernel, threads, fn);
   kernel<<<static_cast<unsigned>(batches < resident ? batches : resident), threads, 0, stream>>>(a);
