@@ -279,18 +279,6 @@ __global__ void column_sum_kernel(const float* part, std::int64_t blocks, std::i
 // Null (an absent operand) counts as aligned.
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
-// Blocks of `kernel` (with `threads` threads) resident on the current device at once.
-template <class Kernel>
-std::int64_t resident_blocks(Kernel kernel, int threads, const char* fn) {
-  int device = 0, sms = 0, per_sm = 0;
-  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), fn,
-             "cudaDeviceGetAttribute(multiProcessorCount)");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), fn,
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  return static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
-}
-
 // Rows per partial: the dgamma/dbeta partials are a function of the shape only (never of the
 // GPU), sized so that one wave of the H200 takes every group: 132 SMs, each running
 // 512 / threads blocks at these kernels' registers (about 128 a thread).

@@ -206,18 +206,6 @@ __global__ void __launch_bounds__(kMaxCachedThreads) norm_fwd_cached_kernel(FwdA
 // Null (an absent operand) counts as aligned.
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
-// Blocks of `kernel` (with `threads` threads) resident on the current device at once.
-template <class Kernel>
-std::int64_t resident_blocks(Kernel kernel, int threads, const char* fn) {
-  int device = 0, sms = 0, per_sm = 0;
-  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), fn,
-             "cudaDeviceGetAttribute(multiProcessorCount)");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), fn,
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  return static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
-}
-
 // The row-cached kernel of C chunks: one row a batch (two in flight with the prefetch).
 template <class TX, class TP, int C, bool Aligned>
 void launch_cached(const FwdArgs& a, int threads, cudaStream_t stream, const char* fn) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cuda/common/element_cuda.cuh"
+#include "cuda/runtime/cuda_check.hpp"
 
 namespace ampkit::cuda::norm {
 
@@ -169,6 +170,19 @@ inline RowShape row_shape(std::int64_t n, int v) {
     if (t <= kMaxCachedThreads) return {true, static_cast<int>(t), elements / v};
   }
   return {};
+}
+
+/// Blocks of `kernel` (with `threads` threads) resident on the current device at once: the grid
+/// of the persistent kernels (never a factor of the bits). Throws Error naming `fn`.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int threads, const char* fn) {
+  int device = 0, sms = 0, per_sm = 0;
+  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), fn,
+             "cudaDeviceGetAttribute(multiProcessorCount)");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), fn,
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
 }
 
 /// Threads per row: whole warps, enough for kCachedChunks chunks of V per thread, at most
