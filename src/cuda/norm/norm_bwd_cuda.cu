@@ -1,10 +1,11 @@
 // LayerNorm/RMSNorm backward on CUDA (CUDA layer). Rows of up to 16384 elements: a fixed number
 // of groups of consecutive rows (a function of the shape), one persistent block each, a row at
 // a time, each thread holding its 16 or 32 elements of x and dy in registers (row_shape) and its
-// dgamma/dbeta sums; at 16, also the next row's loads in flight and (16-bit x) gamma. Longer rows: one block per
-// kRowBlock rows, chunks past kCachedChunks re-read. dx from the fp32 row sums; dgamma/dbeta as fp32 per-group partials
-// (row order inside the group), then summed over the groups in group order and rounded once (DESIGN.md section 5). No
-// atomics: the bits depend on the data and the shape only. Entries of norm_cuda_kernel_list.cpp.
+// dgamma/dbeta sums; at 16, also the next row's loads in flight and (16-bit x) gamma. Longer
+// rows: one block per kRowBlock rows, chunks past kCachedChunks re-read. dx from the fp32 row
+// sums; dgamma/dbeta as fp32 per-group partials (row order inside the group), then summed over
+// the groups in group order and rounded once (DESIGN.md section 5). No atomics: the bits depend
+// on the data and the shape only. Entries of norm_cuda_kernel_list.cpp.
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
