@@ -1,9 +1,10 @@
 // LayerNorm/RMSNorm forward on CUDA (CUDA layer). Rows of up to 16384 elements: persistent
-// blocks (one wave), a row at a time with the next row's loads in flight, each thread holding its
-// 16 or 32 elements of the row in registers (row_shape), and at 16 its gamma/beta. Longer rows: one block per
-// row, kCachedChunks chunks a thread cached, the rest re-read. mean and variance in fp32,
-// two-pass (DESIGN.md section 5); y = (x - mean) * rstd * gamma + beta rounded once. Entries of
-// norm_cuda_kernel_list.cpp; the CPU reference (norm_reference.cpp) is the yardstick.
+// blocks (one wave), a row at a time with the next row's loads in flight, each thread holding
+// its 16 or 32 elements of the row in registers (row_shape), and at 16 its gamma/beta. Longer
+// rows: one block per row, kCachedChunks chunks a thread cached, the rest re-read. mean and
+// variance in fp32, two-pass (DESIGN.md section 5); y = (x - mean) * rstd * gamma + beta rounded
+// once. Entries of norm_cuda_kernel_list.cpp; the CPU reference (norm_reference.cpp) is the
+// yardstick.
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
