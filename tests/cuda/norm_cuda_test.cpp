@@ -5,6 +5,7 @@
 // n; bits identical across two runs. Skips (saying why) without a usable GPU.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "ampkit/ops/norm.hpp"
@@ -22,7 +23,10 @@ struct NormShape {
   std::int64_t rows, n;
 };
 
-constexpr NormShape kNormShapes[] = {{1, 1}, {3, 7}, {5, 8}, {67, 64}, {33, 1000}, {40, 4104}, {9, 20000}, {70, 768}};
+// Past {70, 768}: many rows a dgamma/dbeta group (1000 x 4096: 4 rows, 2000 x 1004: 2, unaligned
+// for 16-bit x), 32 elements a thread (300 x 12288).
+constexpr NormShape kNormShapes[] = {{1, 1},     {3, 7},    {5, 8},       {67, 64},     {33, 1000},  {40, 4104},
+                                     {9, 20000}, {70, 768}, {1000, 4096}, {2000, 1004}, {300, 12288}};
 
 TensorView view(HostArray& a, std::int64_t rows, std::int64_t n) { return TensorView(a.data(), a.t, {rows, n}); }
 TensorView view(const DeviceArray& a, DType t, std::int64_t rows, std::int64_t n) {
@@ -211,6 +215,77 @@ TEST(CudaNorm, Bf16WithF32Params) {
 TEST(CudaNorm, F16WithF32Params) {
   AMPKIT_REQUIRE_GPU();
   check_norm_mix({"f16/f32", DType::f16, DType::f32});
+}
+
+// The same values at a 16-byte boundary and one element past it: the aligned and unaligned kernels
+// (other registers, so another grid), whose threads take the same elements: the same bits.
+void check_layouts_agree(const NormMix& mix) {
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = 700, n = 4096, count = rows * n;
+  HostArray x(mix.x, count + 1), dy(mix.x, count + 1), gamma(mix.p, n + 1), beta(mix.p, n + 1);
+  fill_random(x, rng, 2.0f, 4.0f);
+  fill_random(dy, rng);
+  fill_random(gamma, rng, 0.5f, 1.5f);
+  fill_random(beta, rng);
+  HostArray out[2][6];  // y, mean, rstd, dx, dgamma, dbeta
+  for (int shift = 0; shift < 2; ++shift) {
+    const std::size_t xs = dtype_size(mix.x), ps = dtype_size(mix.p);
+    // The arrays' elements shift .. shift + count (the views start `shift` elements in).
+    HostArray xh = x, dyh = dy, gh = gamma, bh = beta;
+    if (shift == 1) {
+      for (std::int64_t i = count; i > 0; --i) xh.set(i, x.get(i - 1)), dyh.set(i, dy.get(i - 1));
+      for (std::int64_t j = n; j > 0; --j) gh.set(j, gamma.get(j - 1)), bh.set(j, beta.get(j - 1));
+    }
+    DeviceArray dx_in(xh), ddy(dyh), dg(gh), db(bh), y((count + 1) * xs, 0x7f), dx((count + 1) * xs, 0x7f),
+        mean(rows * 4, 0x7f), rstd(rows * 4, 0x7f), dgam((n + 1) * ps, 0x7f), dbet((n + 1) * ps, 0x7f);
+    const auto at = [&](const DeviceArray& a, std::size_t size) { return static_cast<char*>(a.get()) + shift * size; };
+    NormForwardArgs f;
+    f.x = TensorView(at(dx_in, xs), mix.x, {rows, n}, Device::cuda);
+    f.gamma = TensorView(at(dg, ps), mix.p, {n}, Device::cuda);
+    f.beta = TensorView(at(db, ps), mix.p, {n}, Device::cuda);
+    f.y = TensorView(at(y, xs), mix.x, {rows, n}, Device::cuda);
+    f.mean = TensorView(mean.get(), DType::f32, {rows}, Device::cuda);
+    f.rstd = TensorView(rstd.get(), DType::f32, {rows}, Device::cuda);
+    layer_norm_forward(f);
+    NormBackwardArgs b;
+    b.dy = TensorView(at(ddy, xs), mix.x, {rows, n}, Device::cuda);
+    b.x = f.x;
+    b.mean = f.mean;
+    b.rstd = f.rstd;
+    b.gamma = f.gamma;
+    b.dx = TensorView(at(dx, xs), mix.x, {rows, n}, Device::cuda);
+    b.dgamma = TensorView(at(dgam, ps), mix.p, {n}, Device::cuda);
+    b.dbeta = TensorView(at(dbet, ps), mix.p, {n}, Device::cuda);
+    layer_norm_backward(b);
+    out[shift][0] = y.to_host(mix.x);
+    out[shift][1] = mean.to_host(DType::f32);
+    out[shift][2] = rstd.to_host(DType::f32);
+    out[shift][3] = dx.to_host(mix.x);
+    out[shift][4] = dgam.to_host(mix.p);
+    out[shift][5] = dbet.to_host(mix.p);
+  }
+  const char* names[6] = {"y", "mean", "rstd", "dx", "dgamma", "dbeta"};
+  for (int o = 0; o < 6; ++o) {
+    const HostArray &a = out[0][o], &u = out[1][o];
+    const bool stat = o == 1 || o == 2;  // mean and rstd are not shifted
+    const std::int64_t shift = stat ? 0 : 1, length = stat ? rows : o >= 4 ? n : count;
+    std::int64_t differ = 0, first = -1;
+    for (std::int64_t i = 0; i < length; ++i) {
+      const float p = a.get(i), q = u.get(i + shift);
+      if (std::memcmp(&p, &q, sizeof p) != 0 && differ++ == 0) first = i;
+    }
+    EXPECT_TRUE(differ == 0) << mix.name << " " << names[o] << ": " << differ
+                             << " elements differ between the aligned and unaligned layouts, the first at " << first
+                             << " (seed " << seed << ")";
+  }
+}
+
+TEST(CudaNorm, AlignedAndUnalignedLayoutsGiveTheSameBits) {
+  AMPKIT_REQUIRE_GPU();
+  check_layouts_agree({"f32", DType::f32, DType::f32});
+  check_layouts_agree({"bf16", DType::bf16, DType::bf16});
+  check_layouts_agree({"f16/f32", DType::f16, DType::f32});
 }
 
 // rows = 0: dgamma/dbeta are sums over no rows: 0, or unchanged when accumulating.

@@ -1,12 +1,14 @@
 // Row helpers of the CUDA LayerNorm/RMSNorm kernels (CUDA layer, internal): vector loads and
-// stores of V consecutive elements widened to fp32, and a block-wide sum whose order depends on
-// the block size only (warp butterfly, then the warps in order), so every thread gets the same
-// bits. Included by norm_fwd_cuda.cu and norm_bwd_cuda.cu.
+// stores of V consecutive elements widened to fp32, raw 16-byte chunks kept in registers, a
+// block-wide sum whose order depends on the block size only (warp butterfly, then the warps in
+// order), so every thread gets the same bits, and the shape of the row-cached kernels. Included
+// by norm_fwd_cuda.cu and norm_bwd_cuda.cu.
 #pragma once
 
 #include <cstdint>
 
 #include "cuda/common/element_cuda.cuh"
+#include "cuda/runtime/cuda_check.hpp"
 
 namespace ampkit::cuda::norm {
 
@@ -105,6 +107,82 @@ __device__ __forceinline__ float2 block_sum2(float a, float b, float* scratch) {
     sb += scratch[32 + w];
   }
   return make_float2(sa, sb);
+}
+
+/// Sums of v[0..N) over the block, in place, each in the order of block_sum2; every thread gets
+/// the same values. `scratch` holds N * 32 floats; the leading barrier ends its previous use.
+template <int N>
+__device__ __forceinline__ void block_sum(float (&v)[N], float* scratch) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+#pragma unroll
+    for (int q = 0; q < N; ++q) v[q] += __shfl_xor_sync(0xffffffffu, v[q], offset);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  __syncthreads();
+  if (lane == 0)
+#pragma unroll
+    for (int q = 0; q < N; ++q) scratch[q * 32 + warp] = v[q];
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < N; ++q) {
+    float s = 0.0f;
+    for (int w = 0; w < warps; ++w) s += scratch[q * 32 + w];
+    v[q] = s;
+  }
+}
+
+/// Elements i..i+V of p (V = kVec<T>) as they are stored, in one 16-byte register chunk; past n
+/// (or with n = 0): zero bits. Aligned: as load_vec.
+template <class T, bool Aligned>
+__device__ __forceinline__ uint4 load_raw(const T* p, std::int64_t i, std::int64_t n) {
+  uint4 raw = make_uint4(0u, 0u, 0u, 0u);
+  if constexpr (Aligned) {
+    if (i < n) raw = *reinterpret_cast<const uint4*>(p + i);
+  } else {
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int k = 0; k < kVec<T>; ++k)
+      if (i + k < n) e[k] = p[i + k];
+  }
+  return raw;
+}
+
+/// Element k of a raw chunk, widened.
+template <class T>
+__device__ __forceinline__ float raw_at(const uint4& raw, int k) {
+  return Io<T>::load(reinterpret_cast<const T*>(&raw), k);
+}
+
+/// The row-cached kernels: each of `threads` threads holds `chunks` 16-byte chunks of a row
+/// (thread t: elements t V + c threads V, c < chunks), so x and dy are read once. A function of
+/// n and the dtype only (the bits depend on it); cached false: the row is too long (more than
+/// kMaxCachedThreads threads of kMaxCachedChunks chunks) and the re-reading kernels run.
+inline constexpr int kMaxCachedThreads = 512;
+struct RowShape {
+  bool cached = false;
+  int threads = 0;
+  int chunks = 0;  // 16 or 32 elements a thread: 16 / V or 32 / V chunks
+};
+inline RowShape row_shape(std::int64_t n, int v) {
+  for (int elements : {16, 32}) {
+    std::int64_t t = (n + elements - 1) / elements;
+    t = t < 32 ? 32 : (t + 31) / 32 * 32;
+    if (t <= kMaxCachedThreads) return {true, static_cast<int>(t), elements / v};
+  }
+  return {};
+}
+
+/// Blocks of `kernel` (with `threads` threads) resident on the current device at once: the grid
+/// of the persistent kernels (never a factor of the bits). Throws Error naming `fn`.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int threads, const char* fn) {
+  int device = 0, sms = 0, per_sm = 0;
+  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), fn,
+             "cudaDeviceGetAttribute(multiProcessorCount)");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), fn,
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
 }
 
 /// Threads per row: whole warps, enough for kCachedChunks chunks of V per thread, at most
