@@ -55,22 +55,10 @@ void fill(void* device, DType t, std::int64_t count, std::mt19937& rng) {
   cuda_copy_to_device(device, host.data(), host.size());
 }
 
-const char* epilogue_text(Epilogue e) {
-  switch (e) {
-    case Epilogue::DEFAULT: return "DEFAULT";
-    case Epilogue::BIAS: return "BIAS";
-    case Epilogue::GELU_AUX_BIAS: return "GELU_AUX_BIAS";
-    case Epilogue::DGELU_BGRAD: return "DGELU_BGRAD";
-    case Epilogue::BGRADB: return "BGRADB";
-    case Epilogue::GELU_BIAS: return "GELU_BIAS";
-    default: return "?";
-  }
-}
-
 std::optional<Epilogue> parse_epilogue(const std::string& s) {
   for (Epilogue e : {Epilogue::DEFAULT, Epilogue::BIAS, Epilogue::GELU_BIAS, Epilogue::GELU_AUX_BIAS,
                      Epilogue::DGELU_BGRAD, Epilogue::BGRADB})
-    if (s == epilogue_text(e)) return e;
+    if (s == epilogue_name(e)) return e;
   return std::nullopt;
 }
 
@@ -207,7 +195,7 @@ int run_bench_gemm_cuda(const Args& args) {
                                   .add("n", n)
                                   .add("k", k)
                                   .add("dtype", dtype_name(t))
-                                  .add("epilogue", epilogue_text(e))
+                                  .add("epilogue", epilogue_name(e))
                                   .add("gelu", variant == GeluVariant::erf ? "erf" : "tanh")
                                   .add("kernel", kernel)
                                   .add("ms", ms)
@@ -222,7 +210,7 @@ int run_bench_gemm_cuda(const Args& args) {
           std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", static_cast<long long>(m), static_cast<long long>(n),
                         static_cast<long long>(k));
           std::printf("%-22s %-5s %-14s %10.3f %9.1f %8.3f %12.3f %+8.1f%%  %s\n", shape,
-                      std::string(dtype_name(t)).c_str(), epilogue_text(e), ms, tflops, tflops / ceiling_tflops,
+                      std::string(dtype_name(t)).c_str(), epilogue_name(e), ms, tflops, tflops / ceiling_tflops,
                       plain_ms, 100.0 * over, kernel.c_str());
         }
         std::fflush(stdout);
