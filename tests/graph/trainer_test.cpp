@@ -38,14 +38,8 @@ std::map<std::string, std::vector<double>> snapshot(Trainer& t) {
 
 // ---------------------------------------------------------------- the double reference
 
-double gelu_tanh(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
-double gelu_tanh_derivative(double x) {
-  const double k = std::sqrt(2.0 / M_PI), u = k * (x + 0.044715 * x * x * x), t = std::tanh(u);
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
-}
+using testing::gelu_tanh;
+using testing::gelu_tanh_derivative;
 
 // Token MLP with one hidden layer: E [V, D], W1 [H, D], b1 [H], W2 [V, H], b2 [V]; SGD as in
 // ops/optimizer.hpp (g = grad + wd p for decayed tensors; buf = mom buf + g; p -= lr buf).

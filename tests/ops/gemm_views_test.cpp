@@ -25,14 +25,8 @@ using testing::Buffer;
 
 std::size_t at(int64_t i) { return static_cast<std::size_t>(i); }
 
-double gelu_tanh(double x) {
-  const double c = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
-}
-double gelu_tanh_grad(double x) {
-  const double c = std::sqrt(2.0 / M_PI), u = c * (x + 0.044715 * x * x * x), t = std::tanh(u);
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
-}
+using testing::gelu_tanh;
+using testing::gelu_tanh_derivative;
 
 // A matrix stored row-major (strides {ld, 1}) or column-major (strides {1, ld}), ld padded.
 struct Stored {
@@ -135,7 +129,7 @@ TEST(GemmViews, RowMajorSemanticsAgainstADoubleReference) {
               want = gelu_tanh(want);
             }
             const double x = aux_in.get(i, j);
-            if (e == Epilogue::DGELU_BGRAD) want *= gelu_tanh_grad(x);
+            if (e == Epilogue::DGELU_BGRAD) want *= gelu_tanh_derivative(x);
             const double err = gemm_activation(act, pre_err, s, std::fabs(x));
             EXPECT_NEAR(d.get(i, j), want, gemm_output(err, want, DType::f32, false)) << "d " << i << "," << j;
             if (e == Epilogue::DGELU_BGRAD) {

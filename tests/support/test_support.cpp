@@ -57,4 +57,14 @@ IsaScope::~IsaScope() { set_isa_cap(previous_); }
 ThreadsScope::ThreadsScope(int n) : previous_(num_threads()) { set_num_threads(n); }
 ThreadsScope::~ThreadsScope() { set_num_threads(previous_); }
 
+double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_tanh_derivative(double x) {
+  const double k = std::sqrt(2.0 / M_PI), u = k * (x + 0.044715 * x * x * x), t = std::tanh(u);
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
 }  // namespace ampkit::testing

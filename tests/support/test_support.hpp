@@ -38,6 +38,10 @@ struct Buffer {
   void fill_normal(std::mt19937_64& rng, double mean, double stddev);
 };
 
+/// The tanh-form GELU and its derivative in double: the plain references tests compare with.
+double gelu_tanh(double x);
+double gelu_tanh_derivative(double x);
+
 /// Unit roundoff of a dtype: 2^-24 (f32), 2^-8 (bf16), 2^-11 (f16).
 double unit_roundoff(DType t);
 

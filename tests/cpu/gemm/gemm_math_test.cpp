@@ -1,4 +1,4 @@
-// Accuracy of the fp32 epilogue math (cpu/gemm/gemm_math.hpp) against double-precision std::
+// Accuracy of the fp32 epilogue math (src/cpu/math/gelu_math.hpp) against double-precision std::
 // math: exp within 2 ulp; gelu within 8 * 2^-24 * |x|; gelu' within 8 * 2^-24 (|gelu'| <= 1.13).
 // The bounds are the ones docs/NUMERICS.md states (measured maxima: 1.7, 3.5 and 4.3).
 #include <gtest/gtest.h>
