@@ -160,7 +160,9 @@ TEST(GraphExecutor, Mi200BackwardAltKeepsWeightGradientsThatFlushLoses) {
       EXPECT_EQ(r.fp16_mode, Fp16Mode::alt);
       EXPECT_EQ(r.fp16_subnormal_inputs, 32);
     }
-    if (n.op != OpKind::Linear && n.op != OpKind::LinearBackward) EXPECT_EQ(r.gemm_calls, 0);
+    if (n.op != OpKind::Linear && n.op != OpKind::LinearBackward) {
+      EXPECT_EQ(r.gemm_calls, 0);
+    }
     inputs += r.fp16_subnormal_inputs;
     outputs += r.fp16_subnormal_outputs;
     calls += r.gemm_calls;

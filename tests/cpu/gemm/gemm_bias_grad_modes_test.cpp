@@ -67,8 +67,9 @@ void expect_sums_as_given(const GemmBuffers& in, const GemmBuffers& got, const c
     const double g = got.bias_grad.get(r);
     EXPECT_LE(std::fabs(g - want), tol) << kernel << " bias_grad(" << r << ") = " << g << ", as-given sum " << want
                                         << "\n  " << c.describe();
-    if (r < 2 && c.mode != Fp16Mode::exact && (r == 0) == (c.mode == Fp16Mode::flush))
+    if (r < 2 && c.mode != Fp16Mode::exact && (r == 0) == (c.mode == Fp16Mode::flush)) {
       EXPECT_GT(std::fabs(mode_sum(in, r) - want), tol) << "the planted row does not discriminate";
+    }
   }
 }
 
@@ -141,8 +142,9 @@ TEST(GemmBiasGradModes, LinearDbIsTheSumOfDyAsGiven) {
             << "db[" << o << "] mode " << static_cast<int>(mode);
       }
       // dw row 0 (the subnormal dy column) is all zero under flush: the product keeps the mode.
-      if (mode == Fp16Mode::flush)
+      if (mode == Fp16Mode::flush) {
         for (std::int64_t i = 0; i < in_features; ++i) EXPECT_EQ(dw[i], 0.0f);
+      }
     }
   }
 }
