@@ -23,8 +23,8 @@ struct GemmBlocking {
 ///   kc: an MR x kc sliver of A and an NR x kc sliver of B fill at most half of L1d (at least 64
 ///       deep); the driver splits k into ceil(kp / kc) blocks of equal depth (up to k_step);
 ///   mc: an MC x kc block of packed A in half of the L2 (its share per logical CPU);
-///   nc: an NC x kc block of packed B in half of this CPU's share of L3, and MC x NC parked
-///       fp32 tiles in a quarter of it.
+///   nc: the MC x NC parked fp32 tiles in a quarter of that L2 (NC >= 4: MC gives way), and an
+///       NC x kc block of packed B in half of this CPU's share of L3.
 /// A forced blocking (tests) has its kc rounded up to a multiple of k_step.
 GemmBlocking gemm_blocking(const GemmTileShape& shape);
 

@@ -100,9 +100,12 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
     if (b.kc > 64) {
       EXPECT_LE((s.mr + s.nr) * b.kc * s.packed_bytes, c.l1d / 2);
     }
-    // The MC x kc block of A in half of L2, NC x kc of B in half of the L3 share.
+    // The MC x kc block of A in half of L2, its parked tiles in a quarter, NC x kc of B in half
+    // of the L3 share.
+    const std::int64_t l2 = c.l2 / (c.l2_sharing > 1 ? 2 : 1);
+    EXPECT_LE(b.mc * b.nc * s.mr * s.nr * 4, std::max<std::int64_t>(l2 / 4, 4 * s.mr * s.nr * 4));
     if (b.mc > 1) {
-      EXPECT_LE(b.mc * s.mr * b.kc * s.packed_bytes, c.l2 / 2);
+      EXPECT_LE(b.mc * s.mr * b.kc * s.packed_bytes, l2 / 2);
     }
     if (b.nc > 1 && c.l3 > 0) {
       EXPECT_LE(b.nc * s.nr * b.kc * s.packed_bytes, c.l3 / c.l3_sharing / 2);
