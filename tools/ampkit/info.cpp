@@ -28,6 +28,10 @@ void print_machine() {
     std::printf("amx tile data (arch_prctl): %s\n", amx_tile_data_permitted() ? "granted" : "refused");
   std::printf("isa: best=%s active=%s (AMPKIT_ISA caps it)\n", isa_name(f.best()).data(),
               isa_name(active_isa()).data());
+  const CpuCaches& c = f.caches;
+  std::printf("caches (%s): L1d %lld KiB, L2 %lld KiB (shared by %d), L3 %lld KiB (shared by %d)\n", c.source,
+              static_cast<long long>(c.l1d / 1024), static_cast<long long>(c.l2 / 1024), c.l2_sharing,
+              static_cast<long long>(c.l3 / 1024), c.l3_sharing);
   std::printf("threads: %d\n", num_threads());
 }
 

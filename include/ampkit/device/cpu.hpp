@@ -4,6 +4,7 @@
 // downgrade. Kernels choose once per call, never per tile.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace ampkit {
@@ -21,6 +22,19 @@ std::string_view isa_name(Isa isa);
 /// Parses an ISA name; throws Error naming `what` on anything else.
 Isa parse_isa(std::string_view text, const char* what);
 
+/// The data caches one core sees (detected once, see cpu_features()): sysfs
+/// (/sys/devices/system/cpu/cpu0/cache), else CPUID (leaf 4 on Intel, 0x8000001D on AMD), else
+/// conservative defaults (32 KiB, 1 MiB, 8 MiB). AMPKIT_CACHES="l1d=48K,l2=2M,l3=105M" (any
+/// subset; K/M suffixes) overrides the sizes for experiments; a malformed value is an Error.
+struct CpuCaches {
+  std::int64_t l1d = 32 * 1024;       // bytes, per core
+  std::int64_t l2 = 1024 * 1024;      // bytes, of the level-2 cache of core 0
+  std::int64_t l3 = 8 * 1024 * 1024;  // bytes, the whole level-3 cache of core 0 (0: none)
+  int l2_sharing = 1;                 // logical CPUs that share that L2
+  int l3_sharing = 1;                 // logical CPUs that share that L3
+  const char* source = "default";     // "sysfs", "cpuid", "default", or "AMPKIT_CACHES" when overridden
+};
+
 /// What the machine and the OS support (detected once).
 struct CpuFeatures {
   bool avx2 = false;    // AVX2 + FMA + F16C, with YMM state enabled by the OS
@@ -31,6 +45,7 @@ struct CpuFeatures {
   // OS saves tile state). Linux also wants a per-process request before the first tile
   // instruction: see amx_tile_data_permitted().
   bool amx_bf16 = false;
+  CpuCaches caches;
   Isa best() const { return amx_bf16 ? Isa::amx : avx512 ? Isa::avx512 : avx2 ? Isa::avx2 : Isa::ref; }
 };
 const CpuFeatures& cpu_features();

@@ -1,4 +1,4 @@
-// CPU feature detection (CPUID + XGETBV) and the AMPKIT_ISA cap (core layer).
+// CPU feature detection (CPUID + XGETBV; caches: cpu_caches.cpp) and the AMPKIT_ISA cap (core layer).
 // Called by every kernel family's dispatcher, once per call.
 #include <cpuid.h>
 #include <sys/syscall.h>
@@ -12,6 +12,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cpu.hpp"
+#include "cpu/common/cpu_caches.hpp"
 
 namespace ampkit {
 namespace {
@@ -22,7 +23,7 @@ std::uint64_t read_xcr0() {
   return (static_cast<std::uint64_t>(edx) << 32) | eax;
 }
 
-CpuFeatures detect() {
+CpuFeatures detect_isa() {
   CpuFeatures f;
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
@@ -82,7 +83,11 @@ Isa parse_isa(std::string_view text, const char* what) {
 }
 
 const CpuFeatures& cpu_features() {
-  static const CpuFeatures features = detect();
+  static const CpuFeatures features = [] {
+    CpuFeatures f = detect_isa();
+    f.caches = detect_cpu_caches();
+    return f;
+  }();
   return features;
 }
 

@@ -3,22 +3,23 @@
 // (gemm_engine_*.cpp), each compiling its own copy with its ISA's flags: everything here has
 // internal linkage (unnamed namespace), so no weak symbol is shared between ISAs.
 //
-// Plan (ruy/BLIS style, k never split, so every output element is one fixed-order fp32 sum):
+// Plan (ruy/BLIS style; every output element is one fixed-order fp32 sum over k):
 //   1. pack op(A) into MR-row slivers and op(B) into NR-column slivers (all of them, in
 //      parallel; dtype conversion and the fp16 mode happen here, f16 subnormals are counted);
-//   2. parallel over blocks of (MC rows x NC columns) of D: for each NR sliver of B, for each MR
-//      sliver of A: the micro-kernel computes the MR x NR fp32 tile over the whole k, and the
-//      epilogue (alpha, beta C, bias, aux, activation, bias-gradient partials, rounding) runs on
-//      that tile before the one store to D;
+//   2. parallel over blocks of (MC rows x NC columns) of D: for each k block (kc deep), for each
+//      NR sliver of B, for each MR sliver of A: the micro-kernel continues the MR x NR fp32 tile
+//      over the block (the sums parked in memory between blocks, reloaded exactly); after the
+//      last block the epilogue (alpha, beta C, bias, aux, activation, bias-gradient partials,
+//      rounding) runs on that tile before the one store to D. Block sizes: gemm_blocking.hpp;
 //   3. bias gradients: per-sliver fp32 partials combined in double in sliver order.
-// Traits (see gemm_ukernel_f32_32x12_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
-// kPairs (bf16: k packed in pairs), ukernel(kp, a, b, tile), load_row, store_row; optional
-// (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a multiple of it), kBKGroup (B
-// packed k-contiguous in groups of kBKGroup per column instead of like A), prepare_thread()
-// (run by every thread before its first micro-kernel of a call), transpose_k_group (one k group
-// of a bf16 operand contiguous along rows into its k-runs, see pack_sliver) and kKc > 0 with
-// ukernel_part(kc, a, b, tile, accumulate) instead of ukernel: k in blocks of kKc, the fp32
-// sums parked in memory between blocks and continued exactly (same order, same bits).
+// Traits (see gemm_ukernel_f32_avx512.cpp): Packed (float or uint16_t bf16 bits), kMr, kNr,
+// kPairs (bf16: k packed in pairs), ukernel_part(kc, a, b, tile, accumulate) (the tile over kc
+// more k steps: continued from tile when accumulate, else from zero; kc = 0 zeroes it),
+// load_row, store_row; optional (gemm_ukernel_bf16_32x32_amx.cpp): kKStep (k zero-padded to a
+// multiple of it; k blocks are multiples of it too), kBKGroup (B packed k-contiguous in groups
+// of kBKGroup per column instead of like A), prepare_thread() (run by every thread before its
+// first micro-kernel of a call), transpose_k_group (one k group of a bf16 operand contiguous
+// along rows into its k-runs, see pack_sliver).
 #pragma once
 
 #include <bit>
@@ -29,6 +30,7 @@
 
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
+#include "cpu/gemm/gemm_blocking.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
@@ -74,11 +76,6 @@ template <class T>
 constexpr std::int64_t k_step() {
   if constexpr (requires { T::kKStep; }) return T::kKStep;
   return T::kPairs ? 2 : 1;
-}
-template <class T>
-constexpr std::int64_t k_block() {
-  if constexpr (requires { T::kKc; }) return T::kKc;
-  return 0;
 }
 template <class T>
 constexpr int b_k_group() {
@@ -462,18 +459,19 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
   const std::int64_t m_padded = m_slivers * MR;
   const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
-  constexpr std::int64_t KC = k_block<T>();
 
-  // Blocking: an MC x k block of packed A (<= 512 KiB) stays in L2 (1 MiB per core) while NC columns of B
-  // stream past it; blocks are split further until both threads have several. k-blocked
-  // engines: an MC x KC block of A, NC = 4 slivers (their parked sums: MC x NC tiles per thread).
+  // Blocking from the caches (gemm_blocking.cpp): k in blocks of <= kc, an MC x kc block of packed A
+  // in L2 while the NC slivers of B pass, each B sliver's kc part in L1 while the A slivers of
+  // the block pass. Blocks are split further until every thread has several.
   const std::int64_t threads = imax(1, ampkit::num_threads());
-  const std::int64_t k_span = KC > 0 ? imin(kp, KC) : kp;
-  const std::int64_t sliver_bytes = imax(1, k_span * MR * static_cast<std::int64_t>(sizeof(Packed)));
-  std::int64_t mc = imax(1, imin(16, (512 * 1024) / sliver_bytes));  // in A slivers
-  std::int64_t nc = KC > 0 ? 4 : 32;                                 // in B slivers
-  mc = imin(mc, imax(1, m_slivers));
-  nc = imin(nc, imax(1, n_slivers));
+  constexpr std::int64_t kStep = k_step<T>();
+  const GemmBlocking blocking = gemm_blocking({MR, NR, static_cast<std::int64_t>(sizeof(Packed)), kStep});
+  // k blocks of equal depth (in k steps; block b starts at k_start(b)), none deeper than kc.
+  const std::int64_t k_blocks = imax(1, ceil_div(kp, blocking.kc));
+  const bool k_blocked = k_blocks > 1;
+  const auto k_start = [&](std::int64_t b) { return kStep * (b * (kp / kStep) / k_blocks); };
+  std::int64_t mc = imin(blocking.mc, imax(1, m_slivers));  // in A slivers
+  std::int64_t nc = imin(blocking.nc, imax(1, n_slivers));  // in B slivers
   const bool parallel = threads > 1 && m * n * imax(k, 16) >= (1 << 18);
   const std::int64_t want_units = parallel ? 4 * threads : 1;
   while (nc > 1 && ceil_div(m_slivers, mc) * ceil_div(n_slivers, nc) < want_units) nc = (nc + 1) / 2;
@@ -483,7 +481,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 
   // Workspace: packed A, packed B, fp32 bias, bias-gradient partials, parked sums (k-blocked).
   const std::size_t parked_per_thread = static_cast<std::size_t>(mc * nc * MR * NR);
-  const std::size_t parked_bytes = KC > 0 ? align64(static_cast<std::size_t>(threads) * parked_per_thread * 4) : 0;
+  const std::size_t parked_bytes = k_blocked ? align64(static_cast<std::size_t>(threads) * parked_per_thread * 4) : 0;
   const std::size_t a_bytes = align64(static_cast<std::size_t>(m_slivers * MR * kp) * sizeof(Packed));
   const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
   const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
@@ -498,7 +496,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   float* bias = p.has_bias ? reinterpret_cast<float*>(ws + a_bytes + b_bytes) : nullptr;
   float* partials = row_sums ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes) : nullptr;
   float* parked =
-      KC > 0 ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes) : nullptr;
+      k_blocked ? reinterpret_cast<float*>(ws + a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes) : nullptr;
   if (bias != nullptr) {
     T::load_row(a.epilogue.bias, a.epilogue.bias_dtype, m, bias);
     for (std::int64_t i = m; i < m_padded; ++i) bias[i] = 0.0f;
@@ -526,18 +524,22 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t ib = u / n_blocks, jb = u % n_blocks;
       const std::int64_t is_end = imin(m_slivers, (ib + 1) * mc), js_end = imin(n_slivers, (jb + 1) * nc);
-      if constexpr (KC > 0) {
-        // Each B block part stays in L1 while the A parts of the block pass; the tiles' sums are
-        // parked between k blocks (this thread's slot) and finished after the last one.
+      if (k_blocked) {
+        // Each B sliver's k block stays in L1 while the A slivers of the block pass; the tiles'
+        // exact fp32 sums are parked between k blocks (this thread's slot) and continued in the
+        // same k order, so the bits are those of one unblocked sum; the epilogue runs after the
+        // last block.
         float* slot = parked + static_cast<std::size_t>(parallel ? omp_get_thread_num() : 0) * parked_per_thread;
         const auto tile_of = [&](std::int64_t js, std::int64_t is) {
           return slot + ((js - jb * nc) * mc + (is - ib * mc)) * MR * NR;
         };
-        for (std::int64_t k0 = 0; k0 == 0 || k0 < kp; k0 += KC)  // k = 0 still zeroes the tiles
+        for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+          const std::int64_t k0 = k_start(kb), depth = k_start(kb + 1) - k0;
           for (std::int64_t js = jb * nc; js < js_end; ++js)
             for (std::int64_t is = ib * mc; is < is_end; ++is)
-              T::ukernel_part(imin(KC, kp - k0), packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
-                              tile_of(js, is), k0 > 0);
+              T::ukernel_part(depth, packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
+                              tile_of(js, is), kb > 0);
+        }
         for (std::int64_t js = jb * nc; js < js_end; ++js)
           for (std::int64_t is = ib * mc; is < is_end; ++is)
             epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
@@ -546,7 +548,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         alignas(64) float tile[MR * NR];
         for (std::int64_t js = jb * nc; js < js_end; ++js) {
           for (std::int64_t is = ib * mc; is < is_end; ++is) {
-            T::ukernel(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile);
+            T::ukernel_part(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile, false);  // kp = 0: zeroes
             epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js,
                                   sub_out);
           }

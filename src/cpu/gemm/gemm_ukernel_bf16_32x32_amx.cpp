@@ -33,16 +33,14 @@ static_assert(sizeof(TileConfig) == 64);
 //   a: packed A sliver (32 rows of D), b: packed B sliver (32 columns of D), each at the
 //   driver's k block; kc % 32 == 0; accumulate: continue the sums parked in tile.
 // 4 accumulator tiles (2 x 2), per 32 k: 2 A-half tiles, 2 B-half tiles, 4 tdpbf16ps.
-// k blocks of 512 (kKc): a block's 32 KiB part of a B sliver stays in L1 while the A slivers of
-// the driver's block pass; parking and reloading the fp32 sums costs 8 KiB of tile traffic per
-// 64 tdpbf16ps.
+// k blocks from the caches (gemm_blocking.hpp, multiples of 32): a block's parts of the A and B
+// slivers stay in L1; parking and reloading the fp32 sums costs 8 KiB of tile traffic per block.
 struct Bf16Amx : Avx512Ops {
   using Packed = std::uint16_t;
   static constexpr std::int64_t kMr = 32, kNr = 32;
   static constexpr bool kPairs = true;
   static constexpr std::int64_t kKStep = 32;
   static constexpr int kBKGroup = 32;
-  static constexpr std::int64_t kKc = 512;
 
   // Every thread loads the configuration before its first tile instruction of a call (cheap next
   // to a parallel region; another library in the process may have loaded its own in between).

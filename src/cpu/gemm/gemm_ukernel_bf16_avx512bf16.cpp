@@ -11,7 +11,8 @@
 namespace ampkit::cpu {
 namespace {
 
-// tile[j * 32 + i] = sum over kk < kp of A(i, kk) * B(kk, j)  (i < 32, j < 12, kp even)
+// tile[j * 32 + i] (+)= sum over kk < kp of A(i, kk) * B(kk, j)  (i < 32, j < 12, kp even)
+//   (+= when accumulate: continuing the sums parked by the previous k block, same order)
 //   a: packed A sliver [kp/2][32][2] bf16 (k pairs adjacent); b: packed B sliver [kp/2][12][2].
 // 24 zmm accumulators; per k pair: 2 A loads, 12 32-bit broadcasts of B pairs, 24 vdpbf16ps.
 struct Bf16Avx512 : Avx512Ops {
@@ -19,10 +20,14 @@ struct Bf16Avx512 : Avx512Ops {
   static constexpr std::int64_t kMr = 32, kNr = 12;
   static constexpr bool kPairs = true;
 
-  static inline void ukernel(std::int64_t kp, const std::uint16_t* a, const std::uint16_t* b, float* tile) {
+  static inline void ukernel_part(std::int64_t kp, const std::uint16_t* a, const std::uint16_t* b, float* tile,
+                                  bool accumulate) {
     __m512 c0[12], c1[12];
 #pragma GCC unroll 12
-    for (int j = 0; j < 12; ++j) c0[j] = c1[j] = _mm512_setzero_ps();
+    for (int j = 0; j < 12; ++j) {
+      c0[j] = accumulate ? _mm512_load_ps(tile + j * 32) : _mm512_setzero_ps();
+      c1[j] = accumulate ? _mm512_load_ps(tile + j * 32 + 16) : _mm512_setzero_ps();
+    }
     for (std::int64_t kk = 0; kk < kp; kk += 2) {
       const __m512bh a0 = reinterpret_cast<__m512bh>(_mm512_loadu_si512(a));
       const __m512bh a1 = reinterpret_cast<__m512bh>(_mm512_loadu_si512(a + 32));

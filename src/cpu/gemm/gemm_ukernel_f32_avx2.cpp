@@ -9,17 +9,21 @@
 namespace ampkit::cpu {
 namespace {
 
-// tile[j * 16 + i] = sum over kk < kp of a[kk * 16 + i] * b[kk * 6 + j]  (i < 16, j < 6)
+// tile[j * 16 + i] (+)= sum over kk < kp of a[kk * 16 + i] * b[kk * 6 + j]  (i < 16, j < 6)
+//   (+= when accumulate: continuing the sums parked by the previous k block, same order)
 //   a: packed A sliver [kp][16] fp32; b: packed B sliver [kp][6] fp32. 12 ymm accumulators.
 struct F32Avx2 : Avx2Ops {
   using Packed = float;
   static constexpr std::int64_t kMr = 16, kNr = 6;
   static constexpr bool kPairs = false;
 
-  static inline void ukernel(std::int64_t kp, const float* a, const float* b, float* tile) {
+  static inline void ukernel_part(std::int64_t kp, const float* a, const float* b, float* tile, bool accumulate) {
     __m256 c0[6], c1[6];
 #pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) c0[j] = c1[j] = _mm256_setzero_ps();
+    for (int j = 0; j < 6; ++j) {
+      c0[j] = accumulate ? _mm256_load_ps(tile + j * 16) : _mm256_setzero_ps();
+      c1[j] = accumulate ? _mm256_load_ps(tile + j * 16 + 8) : _mm256_setzero_ps();
+    }
     for (std::int64_t kk = 0; kk < kp; ++kk) {
       const __m256 a0 = _mm256_loadu_ps(a), a1 = _mm256_loadu_ps(a + 8);
 #pragma GCC unroll 6

@@ -9,7 +9,8 @@
 namespace ampkit::cpu {
 namespace {
 
-// tile[j * 32 + i] = sum over kk < kp of a[kk * 32 + i] * b[kk * 12 + j]  (i < 32, j < 12)
+// tile[j * 32 + i] (+)= sum over kk < kp of a[kk * 32 + i] * b[kk * 12 + j]  (i < 32, j < 12)
+//   (+= when accumulate: continuing the sums parked by the previous k block, same order)
 //   a: packed A sliver [kp][32] fp32; b: packed B sliver [kp][12] fp32.
 // 24 zmm accumulators (2 per column), one fp32 FMA chain per element in k order.
 struct F32Avx512 : Avx512Ops {
@@ -17,10 +18,13 @@ struct F32Avx512 : Avx512Ops {
   static constexpr std::int64_t kMr = 32, kNr = 12;
   static constexpr bool kPairs = false;
 
-  static inline void ukernel(std::int64_t kp, const float* a, const float* b, float* tile) {
+  static inline void ukernel_part(std::int64_t kp, const float* a, const float* b, float* tile, bool accumulate) {
     __m512 c0[12], c1[12];
 #pragma GCC unroll 12
-    for (int j = 0; j < 12; ++j) c0[j] = c1[j] = _mm512_setzero_ps();
+    for (int j = 0; j < 12; ++j) {
+      c0[j] = accumulate ? _mm512_load_ps(tile + j * 32) : _mm512_setzero_ps();
+      c1[j] = accumulate ? _mm512_load_ps(tile + j * 32 + 16) : _mm512_setzero_ps();
+    }
     for (std::int64_t kk = 0; kk < kp; ++kk) {
       const __m512 a0 = _mm512_loadu_ps(a), a1 = _mm512_loadu_ps(a + 16);
       _mm_prefetch(reinterpret_cast<const char*>(a + 512), _MM_HINT_T0);

@@ -1,0 +1,56 @@
+// The cache blocking of the blocked GEMM engine (kernels layer): block sizes from the caches
+// (cpu_caches.cpp) and the micro-kernel's shape; rules in gemm_blocking.hpp and docs/GEMM.md.
+#include "cpu/gemm/gemm_blocking.hpp"
+
+#include <atomic>
+
+#include "ampkit/device/cpu.hpp"
+
+namespace ampkit::cpu {
+namespace {
+
+std::atomic<bool> g_forced{false};
+std::atomic<std::int64_t> g_kc{0}, g_mc{0}, g_nc{0};
+
+std::int64_t clamp(std::int64_t v, std::int64_t lo, std::int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1) / step * step; }
+
+}  // namespace
+
+GemmBlocking gemm_blocking(const GemmTileShape& s) {
+  const std::int64_t step = s.k_step;
+  if (g_forced.load(std::memory_order_acquire)) {
+    return {round_up(g_kc.load(), step), g_mc.load(), g_nc.load()};
+  }
+  const CpuCaches& c = cpu_features().caches;
+  // kc: both slivers of one micro-kernel call in half of L1d (the rest: the tile, the prefetched
+  // lines of the next A sliver, the stack). At least 64 deep: shallower blocks spend more on
+  // parking the tile (MR x NR loads and stores per block) than they gain.
+  const std::int64_t per_k = (s.mr + s.nr) * s.packed_bytes;
+  const std::int64_t granule = step > 16 ? step : 16;
+  const std::int64_t kc = clamp(c.l1d / 2 / per_k / granule * granule, round_up(64, granule), 4096);
+  // mc: packed A of the block in half of this CPU's share of L2; the block's parked fp32 tiles
+  // (mc x nc of them, reloaded once per k block) in a quarter of it, with nc >= 4 (mc gives way).
+  const std::int64_t l2 = c.l2 / (c.l2_sharing > 1 ? 2 : 1);
+  const std::int64_t tiles = clamp(l2 / 4 / (s.mr * s.nr * 4), 4, 1 << 20);
+  const std::int64_t mc = clamp(l2 / 2 / (s.mr * kc * s.packed_bytes), 1, tiles / 4);
+  // nc: what the parked tiles leave, and packed B of the block in half of this CPU's share of
+  // L3 (the L2 where there is none).
+  const std::int64_t l3 = c.l3 > 0 ? c.l3 / (c.l3_sharing > 0 ? c.l3_sharing : 1) : c.l2;
+  const std::int64_t nc_b = l3 / 2 / (s.nr * kc * s.packed_bytes);
+  const std::int64_t nc = clamp(tiles / mc < nc_b ? tiles / mc : nc_b, 1, 4096);
+  return {kc, mc, nc};
+}
+
+void gemm_force_blocking(const GemmBlocking* forced) {
+  if (forced == nullptr) {
+    g_forced.store(false, std::memory_order_release);
+    return;
+  }
+  g_kc.store(forced->kc > 0 ? forced->kc : 1);
+  g_mc.store(forced->mc > 0 ? forced->mc : 1);
+  g_nc.store(forced->nc > 0 ? forced->nc : 1);
+  g_forced.store(true, std::memory_order_release);
+}
+
+}  // namespace ampkit::cpu

@@ -1,0 +1,35 @@
+// The cache blocking of the blocked GEMM engine (kernels layer, internal): block sizes derived
+// from the caches cpu_features() found, per micro-kernel shape. Called once per call by the
+// driver (gemm_driver.hpp); the tests force sizes through gemm_force_blocking (not public).
+#pragma once
+
+#include <cstdint>
+
+namespace ampkit::cpu {
+
+/// A micro-kernel's shape: an MR x NR fp32 tile from slivers packed `packed_bytes` per element,
+/// k zero-padded to a multiple of k_step (bf16 pairs: 2; AMX: 32).
+struct GemmTileShape {
+  std::int64_t mr, nr, packed_bytes, k_step;
+};
+
+/// Block sizes: kc in k elements (a multiple of k_step), mc and nc in slivers (MR rows, NR
+/// columns). Any sizes give the same bits: a k block continues the parked fp32 sums in order.
+struct GemmBlocking {
+  std::int64_t kc, mc, nc;
+};
+
+/// The blocking for a micro-kernel shape (see docs/GEMM.md, "Blocking"):
+///   kc: an MR x kc sliver of A and an NR x kc sliver of B fill at most half of L1d (at least 64
+///       deep); the driver splits k into ceil(kp / kc) blocks of equal depth (up to k_step);
+///   mc: an MC x kc block of packed A in half of the L2 (its share per logical CPU);
+///   nc: the MC x NC parked fp32 tiles in a quarter of that L2 (NC >= 4: MC gives way), and an
+///       NC x kc block of packed B in half of this CPU's share of L3.
+/// A forced blocking (tests) has its kc rounded up to a multiple of k_step.
+GemmBlocking gemm_blocking(const GemmTileShape& shape);
+
+/// Test-only: every later call uses `forced` (kc, mc, nc >= 1) instead of the derived blocking;
+/// nullptr goes back to deriving it. Not thread-safe against calls running at the same time.
+void gemm_force_blocking(const GemmBlocking* forced);
+
+}  // namespace ampkit::cpu
