@@ -38,8 +38,8 @@ std::map<std::string, std::vector<double>> snapshot(Trainer& t) {
 
 // ---------------------------------------------------------------- the double reference
 
-using testing::gelu_tanh;
-using testing::gelu_tanh_derivative;
+using ::ampkit::testing::gelu_tanh;
+using ::ampkit::testing::gelu_tanh_derivative;
 
 // Token MLP with one hidden layer: E [V, D], W1 [H, D], b1 [H], W2 [V, H], b2 [V]; SGD as in
 // ops/optimizer.hpp (g = grad + wd p for decayed tensors; buf = mom buf + g; p -= lr buf).

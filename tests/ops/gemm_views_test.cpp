@@ -25,8 +25,8 @@ using testing::Buffer;
 
 std::size_t at(int64_t i) { return static_cast<std::size_t>(i); }
 
-using testing::gelu_tanh;
-using testing::gelu_tanh_derivative;
+using ::ampkit::testing::gelu_tanh;
+using ::ampkit::testing::gelu_tanh_derivative;
 
 // A matrix stored row-major (strides {ld, 1}) or column-major (strides {1, ld}), ld padded.
 struct Stored {
