@@ -82,11 +82,13 @@ inline double norm_row_chain(std::int64_t n) { return static_cast<double>(n) / 8
 /// Same for dgamma/dbeta over `rows` rows: blocks of 32 rows, one add per block, the accumulate add.
 inline double norm_column_chain(std::int64_t rows) { return 40.0 + static_cast<double>(rows) / 32.0; }
 
-/// One row's statistics in double and the fp32 errors of the kernel's: mu (0 for RMSNorm),
-/// e_mu = (k + 2) u (D + (k + 1) u A) with A = mean|x|, D = mean|x - mu|, r = 1/sqrt(var + eps),
-/// and rstd's relative error e_r = ((k + 6)/2 + 3) u.
+/// One row's statistics in double and the fp32 errors of the kernel's (docs/NUMERICS.md derives
+/// them). LayerNorm (shifted sums, the shift K within sigma/2 of mu or refined once):
+/// e_mu = (k + 3) u (D + sigma/2 + (k + 4) u A), e_r = ((3k + 8)/2 + 3) u, e_c = u; RMSNorm:
+/// e_mu = 0, e_r = ((k + 6)/2 + 3) u, e_c = 0. A = mean|x|, D = mean|x - mu|, sigma^2 = mean
+/// (x - mu)^2, r = 1/sqrt(var + eps) (RMSNorm: mean x^2 in place of var).
 struct NormRowBound {
-  double mu = 0.0, e_mu = 0.0, r = 0.0, e_r = 0.0;
+  double mu = 0.0, e_mu = 0.0, r = 0.0, e_r = 0.0, e_c = 0.0;
 };
 /// x(j) returns element j of the row (as stored); n >= 1.
 template <class RowElement>
@@ -102,16 +104,18 @@ NormRowBound norm_row_bound(RowElement x, std::int64_t n, bool rms, double eps) 
     s_sq += d * d;
     dev += std::fabs(d);
   }
-  b.e_mu = rms ? 0.0 : (k + 2.0) * kU32 * (dev / dn + (k + 1.0) * kU32 * (s_abs / dn));
+  const double sigma = std::sqrt(s_sq / dn);
+  b.e_mu = rms ? 0.0 : (k + 3.0) * kU32 * (dev / dn + sigma / 2.0 + (k + 4.0) * kU32 * (s_abs / dn));
   b.r = 1.0 / std::sqrt(s_sq / dn + eps);
-  b.e_r = ((k + 6.0) / 2.0 + 3.0) * kU32;
+  b.e_r = ((rms ? k + 6.0 : 3.0 * k + 8.0) / 2.0 + 3.0) * kU32;
+  b.e_c = rms ? 0.0 : kU32;
   return b;
 }
-/// Tolerance of y = (x - mu) r gamma + beta: E_y = |gamma| (|xhat| (e_r + 3u) + r e_mu) + u |beta|
-/// (gamma_abs = 1 and beta_abs = 0 when absent), rounded to y's dtype on both sides.
+/// Tolerance of y = (x - mu) r gamma + beta: E_y = |gamma| (|xhat| (e_r + 3u) + r e_mu + e_c)
+/// + u |beta| (gamma_abs = 1 and beta_abs = 0 when absent), rounded to y's dtype on both sides.
 inline double norm_y(const NormRowBound& b, double x, double gamma_abs, double beta_abs, double ref, DType y) {
   const double xhat = std::fabs(x - b.mu) * b.r;
-  const double e_y = gamma_abs * (xhat * (b.e_r + 3.0 * kU32) + b.r * b.e_mu) + kU32 * beta_abs;
+  const double e_y = gamma_abs * (xhat * (b.e_r + 3.0 * kU32) + b.r * b.e_mu + b.e_c) + kU32 * beta_abs;
   return 2.0 * unit_roundoff(y) * std::fabs(ref) + 2.0 * e_y + subnormal_slack(y);
 }
 /// Tolerance of the stored (f32) mean and rstd.

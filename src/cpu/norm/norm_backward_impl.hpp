@@ -4,6 +4,7 @@
 // Math, rounding and reduction order: docs/NUMERICS.md "LayerNorm and RMSNorm".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ampkit/core/threading.hpp"
@@ -37,7 +38,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
 [[gnu::always_inline]] inline void backward_row_group(const void* dy, const void* x, const float* mean,
                                                       const float* rstd, const void* gamma, void* dx, float* pdg,
                                                       float* pdb, std::int64_t n, float inv_n, std::int64_t rows_after,
-                                                      float* wide) {
+                                                      float* wide, bool stream) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   constexpr bool kWide = kDx && X != DType::f32 && kR > 1;
@@ -116,62 +117,93 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX, bool k
                 if constexpr (!kRms) xm = O::sub(xm, mv);
               }
               const V t = kRms ? O::mul(xm, c2) : O::fmadd(xm, c2, c1);
-              O::template store<X>(dxq, i, O::fmsub(g, rv, t), k);
+              const V out = O::fmsub(g, rv, t);
+              if (stream && k == kL) {
+                O::template stream<X>(dxq, i, out);
+              } else {
+                O::template store<X>(dxq, i, out, k);
+              }
             });
       }
     }
   }
 }
 
-// Short rows (n <= O::kLanes, x needed): `count` (1..kLanes) rows, one vector each, with row
-// q's sums a and b in lane q (O::sums), otherwise the arithmetic of backward_row_group (the same
-// bits); block partials pdg/pdb updated row after row, in row order. Shapes as there.
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGrads>
+// Short rows (n <= kV * O::kLanes, kV = 1..4 vectors per row, x needed): `count` (1..kLanes)
+// rows, with row q's sums a and b in lane q (O::sums; a row's kV vectors are added in order into
+// one vector first), otherwise the arithmetic of backward_row_group; the dx pass re-reads x and
+// dy from L1. Block partials pdg/pdb (kV vectors, in registers) updated row after row, in row
+// order. Shapes as there.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGrads, int kV>
 [[gnu::always_inline]] inline void backward_short_rows(const void* dy, const void* x, const float* mean,
                                                        const float* rstd, const void* gamma, void* dx, float* pdg,
                                                        float* pdb, std::int64_t n, std::int64_t count, float inv_n) {
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
-  V g[kL], xm[kL], gx[kL];
-  V dg = O::zero(), db = O::zero();
-  if constexpr (kGrads) {
-    dg = O::template load<DType::f32>(pdg, 0, kL);
-    db = O::template load<DType::f32>(pdb, 0, kL);
-  }
-  const V gam = kGamma ? O::template load<P>(gamma, 0, n) : O::zero();
-#pragma GCC unroll 16
-  for (int q = 0; q < kL; ++q) {
-    if (q >= count) {
-      g[q] = xm[q] = gx[q] = O::zero();
-      continue;
-    }
-    const V d = O::template load<X>(row_ptr<X>(dy, q, n), 0, n);  // lanes past n: 0
-    xm[q] = O::template load<X>(row_ptr<X>(x, q, n), 0, n);
-    if constexpr (!kRms) xm[q] = O::sub(xm[q], O::set1(mean[q]));
-    const V xh = O::mul(xm[q], O::set1(rstd[q]));
-    g[q] = kGamma ? O::mul(gam, d) : d;
-    gx[q] = O::mul(g[q], xh);
+  // Elements of vector j of a row: kL, then the tail, then 0 (a masked load of 0 lanes reads nothing).
+  auto width = [&](int j) __attribute__((always_inline)) {
+    return j * kL + kL <= n ? std::int64_t{kL} : n > j * kL ? n - j * kL : std::int64_t{0};
+  };
+  V sg[kL], sgx[kL], dg[kV], db[kV], gam[kV];
+#pragma GCC unroll 4
+  for (int j = 0; j < kV; ++j) {
+    dg[j] = db[j] = O::zero();
     if constexpr (kGrads) {
-      dg = O::fmadd(d, xh, dg);
-      if constexpr (!kRms) db = O::add(db, d);
+      dg[j] = O::template load<DType::f32>(pdg, j * kL, kL);
+      db[j] = O::template load<DType::f32>(pdb, j * kL, kL);
     }
+    gam[j] = kGamma ? O::template load<P>(gamma, j * kL, width(j)) : O::zero();
   }
+  for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+    sg[q] = sgx[q] = O::zero();
+    if (q >= count) return;
+    const void* dyq = row_ptr<X>(dy, q, n);
+    const void* xq = row_ptr<X>(x, q, n);
+    const V mv = O::set1(kRms ? 0.0f : mean[q]), rv = O::set1(rstd[q]);
+#pragma GCC unroll 4
+    for (int j = 0; j < kV; ++j) {
+      const V d = O::template load<X>(dyq, j * kL, width(j));  // lanes past n: 0
+      V xm = O::template load<X>(xq, j * kL, width(j));
+      if constexpr (!kRms) xm = O::sub(xm, mv);
+      const V xh = O::mul(xm, rv);
+      const V g = kGamma ? O::mul(gam[j], d) : d;
+      if constexpr (!kRms) sg[q] = j == 0 ? g : O::add(sg[q], g);
+      sgx[q] = j == 0 ? O::mul(g, xh) : O::fmadd(g, xh, sgx[q]);
+      if constexpr (kGrads) {
+        dg[j] = O::fmadd(d, xh, dg[j]);
+        if constexpr (!kRms) db[j] = O::add(db[j], d);
+      }
+    }
+  });
   if constexpr (kGrads) {
-    O::template store<DType::f32>(pdg, 0, dg, kL);
-    if constexpr (!kRms) O::template store<DType::f32>(pdb, 0, db, kL);
+#pragma GCC unroll 4
+    for (int j = 0; j < kV; ++j) {
+      O::template store<DType::f32>(pdg, j * kL, dg[j], kL);
+      if constexpr (!kRms) O::template store<DType::f32>(pdb, j * kL, db[j], kL);
+    }
   }
   if constexpr (kDx) {
     const V inv_nv = O::set1(inv_n);
     const V r = O::template load<DType::f32>(rstd, 0, count);
-    const V a = kRms ? O::zero() : O::mul(O::sums(g), inv_nv);
-    const V b = O::mul(O::sums(gx), inv_nv);
+    const V a = kRms ? O::zero() : O::mul(O::sums(sg), inv_nv);
+    const V b = O::mul(O::sums(sgx), inv_nv);
     const V c2 = O::mul(O::mul(r, r), b), c1 = O::mul(r, a);
-#pragma GCC unroll 16
-    for (int q = 0; q < kL; ++q) {
-      if (q >= count) break;
-      const V t = kRms ? O::mul(xm[q], O::lane(c2, q)) : O::fmadd(xm[q], O::lane(c2, q), O::lane(c1, q));
-      O::template store<X>(row_ptr<X>(dx, q, n), 0, O::fmsub(g[q], O::lane(r, q), t), n);
-    }
+    for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+      if (q >= count) return;
+      const void* dyq = row_ptr<X>(dy, q, n);
+      const void* xq = row_ptr<X>(x, q, n);
+      const V mv = O::set1(kRms ? 0.0f : mean[q]);
+      const V rq = O::lane(r, q), c2q = O::lane(c2, q), c1q = O::lane(c1, q);
+#pragma GCC unroll 4
+      for (int j = 0; j < kV; ++j) {
+        const V d = O::template load<X>(dyq, j * kL, width(j));
+        V xm = O::template load<X>(xq, j * kL, width(j));
+        if constexpr (!kRms) xm = O::sub(xm, mv);
+        const V g = kGamma ? O::mul(gam[j], d) : d;
+        const V t = kRms ? O::mul(xm, c2q) : O::fmadd(xm, c2q, c1q);
+        O::template store<X>(row_ptr<X>(dx, q, n), j * kL, O::fmsub(g, rq, t), width(j));
+      }
+    });
   }
 }
 
@@ -188,13 +220,20 @@ void backward_rows(const NormBackwardProblem& p) {
   const bool grads = p.dgamma != nullptr || p.dbeta != nullptr;
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   const float inv_n = 1.0f / static_cast<float>(n);
+  // Non-temporal stores for dx when it is too large to stay in cache for its reader and every
+  // row starts aligned to a vector (long rows only); fenced after each range of rows.
+  constexpr auto kVectorBytes = static_cast<std::int64_t>(O::kLanes * dtype_size(X));
+  const bool stream = p.dx != nullptr && n > kNormShortRow &&
+                      rows * n * static_cast<std::int64_t>(dtype_size(X)) >= kNormStreamMinBytes &&
+                      reinterpret_cast<std::uintptr_t>(p.dx) % kVectorBytes == 0 &&
+                      n * static_cast<std::int64_t>(dtype_size(X)) % kVectorBytes == 0;
   // Rows [r0, r0 + kR).
   auto rows_at = [&]<bool kDx, bool kGrads, int kR>(std::int64_t r0, float* pdg, float* pdb, float* wide)
       __attribute__((always_inline)) {
     backward_row_group<O, X, P, kRms, kGamma, kNeedX, kDx, kGrads, kR>(
         row_ptr<X>(p.dy, r0, n), kNeedX ? row_ptr<X>(p.x, r0, n) : nullptr, p.mean ? p.mean + r0 : nullptr,
         p.rstd ? p.rstd + r0 : nullptr, p.gamma, kDx ? row_ptr<X>(p.dx, r0, n) : nullptr, pdg, pdb, n, inv_n,
-        rows - r0 - kR, wide);
+        rows - r0 - kR, wide, kR == 1 && stream);
   };
   // Rows [begin, end): groups of kLanes rows across lanes when n <= kLanes (x needed), else
   // groups of kNormRowGroup when rows are short, then the rest one by one.
@@ -202,12 +241,15 @@ void backward_rows(const NormBackwardProblem& p) {
       __attribute__((always_inline)) {
     std::int64_t r = begin;
     if constexpr (kNeedX) {
-      if (n <= kL) {
-        for (; r < end; r += kL)
-          backward_short_rows<O, X, P, kRms, kGamma, kDx, kGrads>(
-              row_ptr<X>(p.dy, r, n), row_ptr<X>(p.x, r, n), p.mean ? p.mean + r : nullptr, p.rstd + r, p.gamma,
-              kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n, min_i64(kL, end - r), inv_n);
-        return;
+      if (n <= kNormAcrossVectors * kL) {
+        auto across = [&]<int kV>() __attribute__((always_inline)) {
+          for (; r < end; r += kL)
+            backward_short_rows<O, X, P, kRms, kGamma, kDx, kGrads, kV>(
+                row_ptr<X>(p.dy, r, n), row_ptr<X>(p.x, r, n), p.mean ? p.mean + r : nullptr, p.rstd + r, p.gamma,
+                kDx ? row_ptr<X>(p.dx, r, n) : nullptr, pdg, pdb, n, min_i64(kL, end - r), inv_n);
+        };
+        if (n <= kL) return across.template operator()<1>();
+        return across.template operator()<kNormAcrossVectors>();  // as in forward_rows
       }
     }
     // g and x - mean of widened rows (see backward_row_group).
@@ -217,10 +259,11 @@ void backward_rows(const NormBackwardProblem& p) {
       for (; r + kNormRowGroup <= end; r += kNormRowGroup)
         rows_at.template operator()<kDx, kGrads, kNormRowGroup>(r, pdg, pdb, wide);
     for (; r < end; ++r) rows_at.template operator()<kDx, kGrads, 1>(r, pdg, pdb, wide);
+    if (kDx && stream) O::stream_fence();
   };
   if (!grads) {
     // Independent rows, a static split in groups of `per` rows.
-    const std::int64_t per = kNeedX && n <= kL ? kL : kNormRowGroup;
+    const std::int64_t per = kNeedX && n <= kNormAcrossVectors * kL ? kL : kNormRowGroup;
     const std::int64_t groups = (rows + per - 1) / per;
     auto group = [&](std::int64_t g) __attribute__((always_inline)) {
       row_range.template operator()<true, false>(g * per, min_i64(rows, (g + 1) * per), nullptr, nullptr);
@@ -234,7 +277,9 @@ void backward_rows(const NormBackwardProblem& p) {
     return;
   }
   // Scratch: totals [2][stride] (dgamma, dbeta), then `wave` block partials [2][stride] each.
-  const std::int64_t stride = (n + 15) / 16 * 16;  // whole vectors of 8 and 16 lanes
+  // Whole vectors of 8 and 16 lanes; rows across lanes touch kNormAcrossVectors whole vectors.
+  const std::int64_t across = kNeedX && n > kL && n <= kNormAcrossVectors * kL ? kNormAcrossVectors * kL : 0;
+  const std::int64_t stride = std::max((n + 15) / 16 * 16, across);
   const std::int64_t blocks = (rows + kNormRowBlock - 1) / kNormRowBlock;
   const std::int64_t wave = threads > 1 ? min_i64(blocks, kNormBlocksPerThreadPerWave * threads) : 1;
   float* const total = norm_scratch((2 + 2 * wave) * stride);

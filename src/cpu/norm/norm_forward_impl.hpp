@@ -18,6 +18,65 @@ struct RowStats {
   float m1 = 0.0f, c = 0.0f, r = 0.0f;
 };
 
+// One pass of shifted sums over a row of n >= 2 * O::kLanes elements of dtype T from `x`:
+// d = x - shift, *sum_d = sum(d), *sum_dd = sum(d*d) (two accumulator chains, fixed order). With
+// kStoreWide the widened row is also stored to `wide` ([n] f32); `next` (or null) is prefetched.
+template <class O, DType T, bool kStoreWide>
+[[gnu::always_inline]] inline void shifted_sums(const void* x, float* wide, std::int64_t n, float shift,
+                                                const void* next, std::int64_t next_elem_bytes, float* sum_d,
+                                                float* sum_dd) {
+  using V = typename O::V;
+  const V kv = O::set1(shift);
+  V s1[2] = {O::zero(), O::zero()}, s2[2] = {O::zero(), O::zero()};
+  for_row<O>(
+      n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        if (next) O::prefetch(next, i * next_elem_bytes);
+        const V v = O::template load<T>(x, i, k);
+        if constexpr (kStoreWide) O::template store<DType::f32>(wide, i, v, k);
+        V d = O::sub(v, kv);
+        if (k < O::kLanes) d = O::head(d, k);  // lanes past the tail add nothing
+        s1[s] = O::add(s1[s], d);
+        s2[s] = O::fmadd(d, d, s2[s]);
+      });
+  *sum_d = O::sum(O::add(s1[0], s1[1]));
+  *sum_dd = O::sum(O::add(s2[0], s2[1]));
+}
+
+// LayerNorm statistics of one long row (n >= 2 * O::kLanes) in one pass over x, shifted sums:
+//   K = fp32 mean of the first 2*kLanes elements; d = x - K; c = sum(d)/n;
+//   var = (sum(d*d) - sum(d)*c)/n; mean = K + c.
+// This is the corrected two-pass formula with K in place of the first pass's mean; its error
+// grows with (mean - K)^2 / var, so a row whose shift turned out poor (c*c > var/4) is summed
+// again from cache with the shift K + c (docs/NUMERICS.md derives the bound of both cases).
+// With kWide the pass also stores the widened row to `wide` ([n] f32) for the output pass.
+template <class O, DType X>
+[[gnu::always_inline]] inline void row_stats_one_pass(const void* x, float* wide, std::int64_t n, float inv_n,
+                                                      float eps, RowStats* st, const void* next) {
+  constexpr bool kWide = X != DType::f32;
+  constexpr std::int64_t kL = O::kLanes;
+  constexpr auto kElem = static_cast<std::int64_t>(dtype_size(X));
+  float shift = O::sum(O::add(O::template load<X>(x, 0, kL), O::template load<X>(x, kL, kL))) *
+                (1.0f / static_cast<float>(2 * kL));
+  float sum_d = 0.0f, sum_dd = 0.0f;
+  shifted_sums<O, X, kWide>(x, wide, n, shift, next, kElem, &sum_d, &sum_dd);
+  float c = sum_d * inv_n;
+  float var = (sum_dd - sum_d * c) * inv_n;
+  if (c * c > 0.25f * var) {  // a poor shift (or var < 0 from rounding); NaN rows go on as NaN
+    shift += c;
+    if constexpr (kWide) {
+      shifted_sums<O, DType::f32, false>(wide, nullptr, n, shift, nullptr, 0, &sum_d, &sum_dd);
+    } else {
+      shifted_sums<O, X, false>(x, nullptr, n, shift, nullptr, 0, &sum_d, &sum_dd);
+    }
+    c = sum_d * inv_n;
+    var = (sum_dd - sum_d * c) * inv_n;
+  }
+  if (var < 0.0f) var = 0.0f;  // rounding only; NaN stays NaN
+  st->m1 = shift;
+  st->c = c;
+  st->r = 1.0f / O::sqrt(var + eps);
+}
+
 // kR rows at a time, x: [kR, n] of dtype X (rows q at row_ptr(x, q, n)). Each stage runs for all
 // kR rows before the next, so the latency chains of short rows (horizontal sums, division,
 // square root) overlap; each row's arithmetic is the same for any kR.
@@ -85,9 +144,11 @@ template <class O, DType X, bool kRms, int kR>
 // x: [n] of dtype XR (x itself, or its widened copy); y: [n] of dtype X; gamma, beta: [n] of
 // dtype P (used when kGamma / kBeta). `next` (the next row of x, or null) is prefetched
 // meanwhile, so memory keeps streaming while this row is computed from cache.
+// With `stream`, whole vectors of y go out with non-temporal stores (y must then be aligned to
+// the vector's bytes at every row start; forward_rows checks).
 template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBeta>
 [[gnu::always_inline]] inline void normalize_row(const void* x, void* y, const void* gamma, const void* beta,
-                                                 std::int64_t n, const RowStats& st, const void* next) {
+                                                 std::int64_t n, const RowStats& st, const void* next, bool stream) {
   using V = typename O::V;
   const V rv = O::set1(st.r), m1v = O::set1(st.m1), ncr = O::set1(-(st.c * st.r));
   for_row<O>(
@@ -102,79 +163,135 @@ template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBet
         } else if constexpr (kBeta) {
           v = O::add(v, O::template load<P>(beta, i, k));
         }
-        O::template store<X>(y, i, v, k);
+        if (stream && k == O::kLanes) {
+          O::template stream<X>(y, i, v);
+        } else {
+          O::template store<X>(y, i, v, k);
+        }
       });
 }
 
 // kR rows starting at row r0: statistics, then y, mean and rstd. After the first pass a row is
-// in L1/L2, so memory sees one read of x and one write of y.
+// in L1/L2, so memory sees one read of x and one write of y. Long LayerNorm rows take their
+// statistics in one pass (row_stats_one_pass), so such a row is read twice in all, not three times.
 // wide: [kR, n] f32 scratch (used when x is narrower than f32).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 [[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p, std::int64_t r0, float inv_n,
-                                                     float* wide) {
+                                                     float* wide, bool stream) {
   constexpr bool kWide = X != DType::f32;
   constexpr DType XR = kWide ? DType::f32 : X;
   const std::int64_t n = p.n;
   RowStats st[kR];
   // Long rows (kR = 1) prefetch the next row while working on this one from cache.
   const void* next = kR == 1 && r0 + 1 < p.rows ? row_ptr<X>(p.x, r0 + 1, n) : nullptr;
-  row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st, next);
+  if (!kRms && kR == 1 && n > kNormShortRow) {
+    row_stats_one_pass<O, X>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st, next);
+  } else {
+    row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st, next);
+  }
 #pragma GCC unroll 8
   for (int q = 0; q < kR; ++q) {
     const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(p.x, r0 + q, n);
-    normalize_row<O, X, XR, P, kRms, kGamma, kBeta>(xq, row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n, st[q], next);
+    normalize_row<O, X, XR, P, kRms, kGamma, kBeta>(xq, row_ptr<X>(p.y, r0 + q, n), p.gamma, p.beta, n, st[q], next,
+                                                    stream);
     if (!kRms && p.mean) p.mean[r0 + q] = st[q].m1 + st[q].c;
     if (p.rstd) p.rstd[r0 + q] = st[q].r;
   }
 }
 
-// Short rows (n <= O::kLanes): `count` (1..kLanes) rows from r0, one vector each, with the
-// statistics of row q in lane q, so horizontal sums (O::sums), square roots and divisions serve
-// kLanes rows at once. Same arithmetic, pairing and rounding per row as forward_row_group (the
-// same bits); missing rows (q >= count) are zeros and stored nowhere.
-template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
+// Short rows (n <= kV * O::kLanes, kV = 1..4 vectors per row): `count` (1..kLanes) rows from r0,
+// with the statistics of row q in lane q, so horizontal sums (O::sums), square roots and
+// divisions serve kLanes rows at once. Per row the corrected two-pass of row_stats; a row's kV
+// vectors are added in order into one vector, whose lanes O::sums adds like O::sum. The row is
+// re-read from L1 by each pass. Missing rows (q >= count) are zeros and stored nowhere.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
 [[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p, std::int64_t r0, std::int64_t count,
                                                       float inv_n) {
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
   const std::int64_t n = p.n;
-  V v[kL], t[kL], sq[kL];
-#pragma GCC unroll 16
-  for (int q = 0; q < kL; ++q) v[q] = q < count ? O::template load<X>(row_ptr<X>(p.x, r0 + q, n), 0, n) : O::zero();
+  // Elements of vector j of a row: kL, then the tail, then 0 (a masked load of 0 lanes reads nothing).
+  auto width = [&](int j) __attribute__((always_inline)) {
+    return j * kL + kL <= n ? std::int64_t{kL} : n > j * kL ? n - j * kL : std::int64_t{0};
+  };
+  auto load_x = [&](int q, int j) __attribute__((always_inline)) {
+    return O::template load<X>(row_ptr<X>(p.x, r0 + q, n), j * kL, width(j));  // lanes past n: 0
+  };
+  V t[kL], sq[kL];
   const V inv_nv = O::set1(inv_n), epsv = O::set1(p.eps), one = O::set1(1.0f);
   V m1 = O::zero(), c = O::zero(), r;
   if constexpr (kRms) {
-#pragma GCC unroll 16
-    for (int q = 0; q < kL; ++q) sq[q] = O::mul(v[q], v[q]);
+    for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+      sq[q] = O::zero();
+      if (q >= count) return;
+#pragma GCC unroll 4
+      for (int j = 0; j < kV; ++j) {
+        const V v = load_x(q, j);
+        sq[q] = j == 0 ? O::mul(v, v) : O::fmadd(v, v, sq[q]);
+      }
+    });
     r = O::div(one, O::sqrt(O::add(O::mul(O::sums(sq), inv_nv), epsv)));
   } else {
-    m1 = O::mul(O::sums(v), inv_nv);
-#pragma GCC unroll 16
-    for (int q = 0; q < kL; ++q) {
-      t[q] = O::head(O::sub(v[q], O::lane(m1, q)), n);  // lanes past n add nothing
-      sq[q] = O::mul(t[q], t[q]);
-    }
+    for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+      t[q] = O::zero();
+      if (q >= count) return;
+#pragma GCC unroll 4
+      for (int j = 0; j < kV; ++j) t[q] = j == 0 ? load_x(q, 0) : O::add(t[q], load_x(q, j));
+    });
+    m1 = O::mul(O::sums(t), inv_nv);
+    for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+      t[q] = sq[q] = O::zero();
+      if (q >= count) return;
+      const V m = O::lane(m1, q);
+#pragma GCC unroll 4
+      for (int j = 0; j < kV; ++j) {
+        const V d = O::head(O::sub(load_x(q, j), m), width(j));  // lanes past n add nothing
+        t[q] = j == 0 ? d : O::add(t[q], d);
+        sq[q] = j == 0 ? O::mul(d, d) : O::fmadd(d, d, sq[q]);
+      }
+    });
     const V sum_d = O::sums(t), sum_dd = O::sums(sq);
     c = O::mul(sum_d, inv_nv);
     const V var = O::floor0(O::mul(O::sub(sum_dd, O::mul(sum_d, c)), inv_nv));
     r = O::div(one, O::sqrt(O::add(var, epsv)));
   }
   const V ncr = O::mul(O::mul(c, r), O::set1(-1.0f));  // -(c*r), exactly
-#pragma GCC unroll 16
-  for (int q = 0; q < kL; ++q) {
-    if (q >= count) break;
-    V y = kRms ? O::mul(v[q], O::lane(r, q)) : O::fmadd(t[q], O::lane(r, q), O::lane(ncr, q));  // t = x - m1 (head)
-    if constexpr (kGamma && kBeta) {
-      y = O::fmadd(y, O::template load<P>(p.gamma, 0, n), O::template load<P>(p.beta, 0, n));
-    } else if constexpr (kGamma) {
-      y = O::mul(y, O::template load<P>(p.gamma, 0, n));
-    } else if constexpr (kBeta) {
-      y = O::add(y, O::template load<P>(p.beta, 0, n));
+  for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
+    if (q >= count) return;
+    const V rq = O::lane(r, q), mq = O::lane(m1, q), nq = O::lane(ncr, q);
+#pragma GCC unroll 4
+    for (int j = 0; j < kV; ++j) {
+      const std::int64_t w = width(j);
+      const V v = load_x(q, j);
+      V y = kRms ? O::mul(v, rq) : O::fmadd(O::sub(v, mq), rq, nq);
+      if constexpr (kGamma && kBeta) {
+        y = O::fmadd(y, O::template load<P>(p.gamma, j * kL, w), O::template load<P>(p.beta, j * kL, w));
+      } else if constexpr (kGamma) {
+        y = O::mul(y, O::template load<P>(p.gamma, j * kL, w));
+      } else if constexpr (kBeta) {
+        y = O::add(y, O::template load<P>(p.beta, j * kL, w));
+      }
+      O::template store<X>(row_ptr<X>(p.y, r0 + q, n), j * kL, y, w);
     }
-    O::template store<X>(row_ptr<X>(p.y, r0 + q, n), 0, y, n);
-  }
+  });
   if (!kRms && p.mean) O::template store<DType::f32>(p.mean + r0, 0, O::add(m1, c), count);
   if (p.rstd) O::template store<DType::f32>(p.rstd + r0, 0, r, count);
+}
+
+// forward_short_rows over every group of kLanes rows (the last one partial), kV vectors per row.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
+void forward_rows_across(const NormForwardProblem& p, int threads, float inv_n) {
+  const std::int64_t rows = p.rows, groups = (rows + O::kLanes - 1) / O::kLanes;
+  auto run = [&](std::int64_t g) __attribute__((always_inline)) {
+    const std::int64_t r0 = g * O::kLanes;
+    forward_short_rows<O, X, P, kRms, kGamma, kBeta, kV>(p, r0, min_i64(O::kLanes, rows - r0), inv_n);
+  };
+  if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t g = 0; g < groups; ++g) run(g);
+  } else {
+    for (std::int64_t g = 0; g < groups; ++g) run(g);
+  }
 }
 
 // All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
@@ -185,44 +302,44 @@ void forward_rows(const NormForwardProblem& p) {
   const std::int64_t n = p.n, rows = p.rows;
   const float inv_n = 1.0f / static_cast<float>(n);
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
-  if (n <= O::kLanes) {  // groups of kLanes rows across lanes, the last one partial
-    const std::int64_t groups = (rows + O::kLanes - 1) / O::kLanes;
-    auto run = [&](std::int64_t g) __attribute__((always_inline)) {
-      const std::int64_t r0 = g * O::kLanes;
-      forward_short_rows<O, X, P, kRms, kGamma, kBeta>(p, r0, min_i64(O::kLanes, rows - r0), inv_n);
-    };
-    if (threads > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (std::int64_t g = 0; g < groups; ++g) run(g);
-    } else {
-      for (std::int64_t g = 0; g < groups; ++g) run(g);
-    }
-    return;
+  if (n <= kNormAcrossVectors * O::kLanes) {  // groups of kLanes rows across lanes
+    // One vector, or up to four (rows of 2 or 3 vectors read zeros for the rest: one
+    // instantiation less each, for the compile time).
+    if (n <= O::kLanes) return forward_rows_across<O, X, P, kRms, kGamma, kBeta, 1>(p, threads, inv_n);
+    return forward_rows_across<O, X, P, kRms, kGamma, kBeta, kNormAcrossVectors>(p, threads, inv_n);
   }
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
   const std::int64_t wide_floats = X != DType::f32 ? group * n : 0;
+  // Non-temporal stores for y when it is too large to be found in cache by its reader anyway,
+  // and every row starts aligned to a vector.
+  constexpr auto kVectorBytes = static_cast<std::int64_t>(O::kLanes * dtype_size(X));
+  const bool stream = group == 1 && rows * n * static_cast<std::int64_t>(dtype_size(X)) >= kNormStreamMinBytes &&
+                      reinterpret_cast<std::uintptr_t>(p.y) % kVectorBytes == 0 &&
+                      n * static_cast<std::int64_t>(dtype_size(X)) % kVectorBytes == 0;
   auto run = [&](std::int64_t g, float* wide) __attribute__((always_inline)) {
     if (group == kNormRowGroup) {
-      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(p, g * group, inv_n, wide);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(p, g * group, inv_n, wide, false);
     } else {
-      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n, wide);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, g, inv_n, wide, stream);
     }
   };
   if (threads > 1) {
 #pragma omp parallel num_threads(threads)
     {
       float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
       for (std::int64_t g = 0; g < groups; ++g) run(g, wide);
+      if (stream) O::stream_fence();
     }
   } else {
     float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
     for (std::int64_t g = 0; g < groups; ++g) run(g, wide);
+    if (stream) O::stream_fence();
   }
   float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
   for (std::int64_t r = groups * group; r < rows; ++r)
-    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, r, inv_n, wide);
+    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(p, r, inv_n, wide, false);
 }
 
 // The one place where the runtime dtypes and the presence of gamma/beta become template

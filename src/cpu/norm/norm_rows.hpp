@@ -20,6 +20,15 @@ constexpr std::int64_t kNormParallelMinElements = std::int64_t{1} << 16;
 constexpr std::int64_t kNormShortRow = 64;
 constexpr int kNormRowGroup = 4;
 
+/// y tensors of at least this many bytes are written with non-temporal stores by the forward
+/// (long rows): larger than the caches, so its reader finds it in memory anyway, and the stores
+/// skip the read for ownership. (Measured: docs/PERFORMANCE.md, "LayerNorm and RMSNorm".)
+constexpr std::int64_t kNormStreamMinBytes = std::int64_t{64} << 20;
+
+/// Rows of at most kNormAcrossVectors vectors go Ops::kLanes at a time with rows across lanes
+/// (the statistics of row q in lane q); this takes precedence over the row groups above.
+constexpr int kNormAcrossVectors = 4;
+
 /// Calls step(slot, i, count) over the row [0, n) in vectors of Ops::kLanes: full vectors in
 /// pairs (slots 0 and 1, two independent accumulator chains), then one more full vector (slot 0),
 /// then the tail (slot 1, count < kLanes). The order is fixed, so sums are reproducible.
@@ -36,6 +45,21 @@ template <class Ops, class Step>
     i += kL;
   }
   if (i < n) step(1, i, n - i);
+}
+
+/// Calls body(q) for q = 0 .. Ops::kLanes - 1 (the rows of a group with rows across lanes).
+/// Rows of one vector (kV = 1) are unrolled so their vectors stay in registers; longer rows are
+/// not: the loop body is long enough, and unrolling 16 rows x 4 vectors x every dtype mix took
+/// minutes to compile.
+template <class Ops, int kV, class Body>
+[[gnu::always_inline]] inline void for_rows_across(Body&& body) {
+  if constexpr (kV == 1) {
+#pragma GCC unroll 16
+    for (int q = 0; q < static_cast<int>(Ops::kLanes); ++q) body(q);
+  } else {
+#pragma GCC unroll 1
+    for (int q = 0; q < static_cast<int>(Ops::kLanes); ++q) body(q);
+  }
 }
 
 /// Row r of a [rows, n] operand of dtype T.

@@ -264,6 +264,21 @@ struct Avx2Ops {
       simd256::store_partial<T>(dst, i, _mm256_load_ps(rest), n - i);
     }
   }
+
+  // ---- non-temporal stores (outputs not re-read soon: the norms' large y and dx) ----
+  /// Rounds v to T and stores all 8 lanes at element i, bypassing the caches (no read for
+  /// ownership). The address must be aligned to the stored bytes: 32 for f32, 16 for bf16/f16.
+  template <DType T>
+  [[gnu::always_inline]] static void stream(void* base, std::int64_t i, V v) {
+    if constexpr (T == DType::f32) {
+      _mm256_stream_ps(static_cast<float*>(base) + i, v);
+    } else {
+      const __m128i h = T == DType::bf16 ? simd256::f32_to_bf16x8(v) : simd256::f32_to_f16x8(v);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(base) + i), h);
+    }
+  }
+  /// Orders earlier non-temporal stores before later stores (sfence).
+  [[gnu::always_inline]] static void stream_fence() { _mm_sfence(); }
 };
 
 }  // namespace

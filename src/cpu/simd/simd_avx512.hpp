@@ -288,6 +288,21 @@ struct Avx512Ops {
       simd512::store_masked<T>(dst, i, _mm512_maskz_loadu_ps(m, src + i), m);
     }
   }
+
+  // ---- non-temporal stores (outputs not re-read soon: the norms' large y and dx) ----
+  /// Rounds v to T and stores all 16 lanes at element i, bypassing the caches (no read for
+  /// ownership). The address must be aligned to the stored bytes: 64 for f32, 32 for bf16/f16.
+  template <DType T>
+  [[gnu::always_inline]] static void stream(void* base, std::int64_t i, V v) {
+    if constexpr (T == DType::f32) {
+      _mm512_stream_ps(static_cast<float*>(base) + i, v);
+    } else {
+      const __m256i h = T == DType::bf16 ? simd512::f32_to_bf16x16(v) : simd512::f32_to_f16x16(v);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(static_cast<std::uint16_t*>(base) + i), h);
+    }
+  }
+  /// Orders earlier non-temporal stores before later stores (sfence).
+  [[gnu::always_inline]] static void stream_fence() { _mm_sfence(); }
 };
 
 }  // namespace

@@ -75,6 +75,7 @@ struct ForwardCase {
   bool stats = true;               // request mean (LayerNorm) and rstd
   float eps = 1e-5f;
   double offset = 0.0, stddev = 1.0;  // x ~ N(offset, stddev)
+  double head_shift = 0.0;            // added to the first min(n, 32) elements of each row
   int kernel = -1;                    // index into the kernel lists; -1: the public call (selected kernel)
 };
 
@@ -82,7 +83,7 @@ inline std::string describe(const ForwardCase& c) {
   std::ostringstream s;
   s << (c.rms ? "rms" : "layer") << "_norm_forward " << mix_name(c.mix) << " rows " << c.rows << " n " << c.n
     << (c.gamma ? " gamma" : "") << (c.beta && !c.rms ? " beta" : "") << (c.stats ? "" : " no-stats") << " offset "
-    << c.offset;
+    << c.offset << " head_shift " << c.head_shift;
   return s.str();
 }
 
@@ -131,6 +132,10 @@ inline ForwardRun check_forward(const ForwardCase& c, std::mt19937_64& rng, bool
   ForwardRun k;
   k.x = Buffer(c.mix.x, size);
   k.x.fill_normal(rng, c.offset, c.stddev);
+  // A shifted head makes the one-pass kernels' shift (the mean of the first 32 elements) poor.
+  for (std::int64_t i = 0; i < rows && c.head_shift != 0.0; ++i)
+    for (std::int64_t j = 0; j < std::min<std::int64_t>(n, 32); ++j)
+      k.x.set(i * n + j, k.x.get(i * n + j) + c.head_shift);
   k.gamma = Buffer(c.mix.param, n);
   k.gamma.fill_normal(rng, 1.0, 0.5);
   k.beta = Buffer(c.mix.param, n);

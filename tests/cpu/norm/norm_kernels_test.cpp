@@ -233,6 +233,58 @@ TEST(NormKernels, LargeOffsetRowsStayAccurate) {
   });
 }
 
+// Long LayerNorm rows take their statistics in one pass shifted by the mean of the first 32
+// elements, and sum again with a refined shift when that one is off by more than sigma/2. A head
+// shifted by 0.45 sigma stays just inside (the worst accepted shift of the bound), one shifted by
+// 20 sigma (or 1e3 with offset 1e4) forces the second sum; both must stay within the bounds.
+TEST(NormKernels, PoorShiftRowsStayWithinTheBound) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for_each_kernel([&](const KernelSlot& slot) {
+    for (std::int64_t n : {65, 100, 1000, 4096})
+      for (double head : {0.45, -0.45, 20.0, -1e3})
+        for (norm_testing::Mix mix : kMixes) {
+          ForwardCase c;
+          c.kernel = slot.index;
+          c.mix = mix;
+          c.rows = 3;
+          c.n = n;
+          c.offset = head == -1e3 ? 1e4 : 1.5;
+          c.head_shift = head;
+          norm_testing::check_forward(c, rng);
+        }
+  });
+}
+
+// y and dx of at least kNormStreamMinBytes (64 MiB) go out with non-temporal stores when every
+// row starts on a vector boundary: the same values, so the same bounds. bf16 x, both norms, 2
+// threads. (testing::Buffer is malloc'd, 16-byte aligned: only the AVX2 kernels (16-byte bf16
+// vectors) take the streaming path here; the others check the large calls without it.)
+TEST(NormKernels, LargeOutputsWrittenWithStreamingStoresMatchReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  testing::ThreadsScope threads(2);
+  const norm_testing::Mix mix{DType::bf16, DType::f32};
+  for (bool rms : {false, true}) {  // the selected kernel (AMPKIT_ISA picks it): seconds each
+    const std::int64_t n = 4096, rows = (std::int64_t{64} << 20) / (n * 2);
+    ForwardCase f;
+    f.mix = mix;
+    f.rms = rms;
+    f.rows = rows;
+    f.n = n;
+    f.offset = 1.5;
+    norm_testing::check_forward(f, rng);
+    BackwardCase b;
+    b.mix = mix;
+    b.rms = rms;
+    b.rows = rows;
+    b.n = n;
+    norm_testing::check_backward(b, rng);
+  }
+}
+
 // Dyadic rows where every intermediate is exact in fp32: half the elements a - d, half a + d
 // (d a power of two), eps = 0, so mean = a, rstd = 1/d, xhat = +-1; small-integer gamma, beta,
 // dy with power-of-two n. Every kernel must give exactly the mathematical result.

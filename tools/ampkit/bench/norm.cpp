@@ -1,8 +1,8 @@
 // `ampkit bench norm` (tools layer, bench/): times LayerNorm and RMSNorm forward and backward over
 // the shapes of PyTorch's mixed-LayerNorm work and transformer shapes, every dtype mix, 1 and 2
 // threads; reports GB/s of the bytes that must move, the fraction of the copy bandwidth measured
-// in the same run, and oneDNN's layer normalization as the peer (ratio = peer_ms / ms, > 1 means
-// ampkit is faster). Cases: norm_case.hpp; output: norm_report.hpp.
+// in the same run at the same footprint (copy_ceiling.hpp), and oneDNN's layer normalization as the peer (ratio =
+// peer_ms / ms, > 1 means ampkit is faster). Cases: norm_case.hpp; output: norm_report.hpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "tools/ampkit/bench/copy_ceiling.hpp"
 #include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/fill.hpp"
 #include "tools/ampkit/bench/machine.hpp"
@@ -24,7 +25,6 @@
 #include "tools/ampkit/bench/norm_case.hpp"
 #include "tools/ampkit/bench/norm_report.hpp"
 #include "tools/ampkit/bench/options.hpp"
-#include "tools/ampkit/bench/peak.hpp"
 #include "tools/ampkit/bench/peers/onednn_norm.hpp"
 #include "tools/ampkit/commands.hpp"
 
@@ -67,8 +67,10 @@ std::optional<NormPlan> make_plan(const Args& args) {
   add_common_options(parser, &common);
   parser.footer(
       "time = median per call, best = fastest sample; GB/s (of the median) counts the bytes that\n"
-      "must move (docs/PERFORMANCE.md); x copy = that rate over the copy bandwidth measured in\n"
-      "this run with the same thread count; ratio = oneDNN ms / ampkit ms (> 1: ampkit faster).\n"
+      "must move (docs/PERFORMANCE.md); copy = the copy bandwidth measured in this run with the\n"
+      "same thread count at the same footprint (read + write bytes) as the case, capped at the\n"
+      "DRAM class (max(512 MiB, 8x L3)); x copy = GB/s / copy; ratio = oneDNN ms / ampkit ms\n"
+      "(> 1: ampkit faster).\n"
       "Shapes whose buffers do not fit in the memory available now are skipped with a note; when\n"
       "none fits, the run is refused (exit 1).");
   if (!parser.parse(args)) return std::nullopt;
@@ -121,15 +123,15 @@ NormSizes largest_sizes(const NormPlan& p) {
 }
 
 /// Drops the largest shapes until 4 [rows, n] tensors of the widest selected dtype, plus
-/// statistics, fit in the memory available now with 1.5 GiB to spare; throws Error
+/// statistics and the copy arrays, fit in the memory available now with 1.5 GiB to spare; throws Error
 /// (out_of_memory) when not even the smallest fits. Returns the sizes of what remains.
 NormSizes fit_shapes_in_memory(NormPlan& p) {
   constexpr double kSpare = 1.5 * (1 << 30);
   const double available = static_cast<double>(available_memory_bytes());
   for (;;) {
     const NormSizes z = largest_sizes(p);
-    const double need =
-        4.0 * static_cast<double>(z.elements) * static_cast<double>(z.widest) + 4.0 * 4.0 * static_cast<double>(z.rows);
+    const double need = 4.0 * static_cast<double>(z.elements) * static_cast<double>(z.widest) +
+                        4.0 * 4.0 * static_cast<double>(z.rows) + static_cast<double>(CopyCeiling::dram_footprint());
     if (available <= 0.0 || need + kSpare <= available) return z;
     if (p.shapes.size() == 1) require_memory("--shapes", "shape " + p.shapes.front().text, need, kSpare);
     auto largest = std::max_element(p.shapes.begin(), p.shapes.end(),
@@ -254,20 +256,27 @@ void measure_case(const NormPlan& p, const NormCalls& calls, [[maybe_unused]] No
   }
 }
 
-void print_header(const NormPlan& p, const std::vector<double>& copy_gbps, const std::string& peer_name) {
+void print_header(const NormPlan& p, CopyCeiling& copy, const std::string& peer_name) {
   std::printf("ampkit bench norm — %s — %s — isa %s\n", today().c_str(), machine_description().c_str(),
               isa_name(active_isa()).data());
-  for (std::size_t i = 0; i < p.threads.size(); ++i)
-    std::printf("copy bandwidth, %d thread%s: %.1f GB/s (read + write bytes, median)\n", p.threads[i],
-                p.threads[i] > 1 ? "s" : "", copy_gbps[i]);
+  const CacheSizes caches = machine_cache_sizes();
+  std::printf("caches: L2 %s per core, L3 %s; copy bandwidth (read + write bytes, median):\n",
+              format_bytes(static_cast<double>(caches.l2)).c_str(),
+              format_bytes(static_cast<double>(caches.l3)).c_str());
+  for (const int t : p.threads) {
+    const std::int64_t in_cache = CopyCeiling::in_cache_footprint(t), dram = CopyCeiling::dram_footprint();
+    std::printf("  %d thread%s: in cache (footprint %s) %.1f GB/s, DRAM (footprint %s) %.1f GB/s\n", t,
+                t > 1 ? "s" : "", format_bytes(static_cast<double>(in_cache)).c_str(), copy.gbps(in_cache, t),
+                format_bytes(static_cast<double>(dram)).c_str(), copy.gbps(dram, t));
+  }
+  std::printf("each row's \"copy\" is measured at that row's footprint (the bytes it moves), same threads\n");
   std::printf("peer: %s; ratio = peer time / ampkit time (> 1: ampkit faster)\n\n",
               p.peer ? peer_name.c_str() : "none");
   print_norm_table_header();
 }
 
 // Every shape x dtype x op x pass x thread count, printed as it is measured.
-std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, const std::vector<double>& copy_gbps,
-                               int max_threads) {
+std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, CopyCeiling& copy, int max_threads) {
   std::vector<NormRow> rows;
   for (const NormShape& shape : p.shapes) {
     for (const DtypeMix& dt : p.dtypes) {
@@ -281,24 +290,26 @@ std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, const std::vec
         const bool ln = op == NormOp::layer_norm;
         const NormKind kind = ln ? NormKind::layer : NormKind::rms;
         for (const NormPass pass : p.passes) {
-          for (std::size_t ti = 0; ti < p.threads.size(); ++ti) {
-            const int t = p.threads[ti];
+          for (const int t : p.threads) {
             set_num_threads(t);
             omp_set_num_threads(t);
+            const std::int64_t bytes = bytes_moved(op, pass, shape, dt);
             NormRow r{op,
                       pass,
                       &shape,
                       &dt,
                       t,
                       {},
-                      bytes_moved(op, pass, shape, dt),
-                      copy_gbps[ti],
+                      bytes,
+                      copy.gbps(bytes, t),
                       pass == NormPass::backward ? norm_kernel_name(kind, calls.backward)
                                                  : norm_kernel_name(kind, calls.forward),
                       std::nullopt,
                       ln ? "" : "oneDNN 2.6 has no RMSNorm",
                       "",
-                      ""};
+                      "",
+                      CopyCeiling::measured_footprint(bytes),
+                      copy.gbps(CopyCeiling::dram_footprint(), t)};
             if (!p.peer && ln) r.peer_note = "peer not measured";
             measure_case(p, calls, b, r);
             p.json ? print_norm_json(r) : print_norm_table_row(r);
@@ -311,16 +322,17 @@ std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, const std::vec
   return rows;
 }
 
-// Table mode: the targets, and the copy bandwidth again (a drift warns of a busy machine).
-void print_footer(const NormPlan& p, const std::vector<NormRow>& rows, const std::vector<double>& copy_gbps,
-                  const Timer& run_timer) {
+// Table mode: the targets, and the DRAM-class copy bandwidth again (a drift warns of a busy
+// machine).
+void print_footer(const NormPlan& p, const std::vector<NormRow>& rows, CopyCeiling& copy, const Timer& run_timer) {
   print_norm_targets(rows);
-  std::printf("\ncopy bandwidth re-measured at the end:");
+  std::printf("\ncopy bandwidth (DRAM class) re-measured at the end:");
   bool drifted = false;
-  for (std::size_t i = 0; i < p.threads.size(); ++i) {
-    const double end = copy_bandwidth_gbps(p.threads[i], p.quick ? 3 : 9);
-    drifted |= std::abs(end / copy_gbps[i] - 1.0) > 0.15;
-    std::printf(" %d thr %.1f GB/s;", p.threads[i], end);
+  for (const int t : p.threads) {
+    const double start = copy.gbps(CopyCeiling::dram_footprint(), t);
+    const double end = copy.remeasure(CopyCeiling::dram_footprint(), t);
+    drifted |= std::abs(end / start - 1.0) > 0.15;
+    std::printf(" %d thr %.1f GB/s (start %.1f);", t, end, start);
   }
   std::printf(" run took %.0f s\n", run_timer.elapsed_ms() * 1e-3);
   if (drifted)
@@ -341,9 +353,9 @@ int run_bench_norm(const Args& given) {
   const Timer run_timer;
   const NormSizes sizes = fit_shapes_in_memory(p);  // refused here when nothing fits
 
-  // The ceiling, measured first in this run for each thread count.
-  std::vector<double> copy_gbps;
-  for (const int t : p.threads) copy_gbps.push_back(copy_bandwidth_gbps(t, p.quick ? 3 : 9));
+  // The ceilings: copy at each case's footprint, measured in this run with the case's threads
+  // (the in-cache and DRAM classes first, in the header).
+  CopyCeiling copy(max_threads, measure_options(p, 0, 1));
   NormBuffers buffers = allocate_buffers(sizes, max_threads);
 
 #if AMPKIT_HAVE_ONEDNN
@@ -352,9 +364,9 @@ int run_bench_norm(const Args& given) {
   const std::string peer_name = "oneDNN not built in (libdnnl-dev not found by CMake)";
   p.peer = false;
 #endif
-  if (!p.json) print_header(p, copy_gbps, peer_name);
-  const std::vector<NormRow> rows = run_cases(p, buffers, copy_gbps, max_threads);
-  if (!p.json) print_footer(p, rows, copy_gbps, run_timer);
+  if (!p.json) print_header(p, copy, peer_name);
+  const std::vector<NormRow> rows = run_cases(p, buffers, copy, max_threads);
+  if (!p.json) print_footer(p, rows, copy, run_timer);
   for (const NormRow& r : rows)
     if (!r.error.empty()) return 1;
   return 0;

@@ -58,12 +58,14 @@ struct NormRow {
   int threads;
   Measurement ampkit;
   std::int64_t bytes;
-  double copy_gbps;
+  double copy_gbps;  // copy bandwidth at this case's footprint (`bytes`), same threads
   std::string kernel;
   std::optional<Measurement> peer;
   std::string peer_note;  // why there is no peer figure
   std::string peer_impl;
-  std::string error;  // an ampkit::Error the kernel threw
+  std::string error;                // an ampkit::Error the kernel threw
+  std::int64_t copy_footprint = 0;  // the footprint copy_gbps was measured at (capped at the DRAM class)
+  double dram_copy_gbps = 0.0;      // copy bandwidth of the DRAM class, same threads
 };
 
 /// GB/s of the row's median time.

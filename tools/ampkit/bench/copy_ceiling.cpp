@@ -1,0 +1,111 @@
+// The copy ceiling at a case's footprint (tools layer, bench/): see copy_ceiling.hpp.
+#include "tools/ampkit/bench/copy_ceiling.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "ampkit/core/error.hpp"
+
+namespace ampkit::tools::bench {
+namespace {
+
+constexpr std::int64_t kBlock = std::int64_t{64} << 10;  // memcpy of 64 KiB: ordinary stores
+constexpr std::int64_t kLine = 64;
+
+// "48K", "2048K", "105M" from sysfs, in bytes; 0 when unreadable.
+std::int64_t read_cache_size(int index) {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+  std::string text;
+  if (!(in >> text) || text.empty()) return 0;
+  std::int64_t value = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) value = value * 10 + (text[i] - '0');
+  const char unit = i < text.size() ? text[i] : 'B';
+  if (unit == 'K') value <<= 10;
+  if (unit == 'M') value <<= 20;
+  if (unit == 'G') value <<= 30;
+  return value;
+}
+
+std::int64_t read_cache_level(int index) {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/level");
+  std::int64_t level = 0;
+  return in >> level ? level : 0;
+}
+
+}  // namespace
+
+CacheSizes machine_cache_sizes() {
+  CacheSizes c;
+  for (int index = 0; index < 8; ++index) {
+    const std::int64_t level = read_cache_level(index), size = read_cache_size(index);
+    if (size <= 0) continue;
+    if (level == 2) c.l2 = size;
+    if (level == 3) c.l3 = size;
+  }
+  return c;
+}
+
+std::int64_t CopyCeiling::dram_footprint() {
+  static const std::int64_t footprint = std::max(std::int64_t{512} << 20, 8 * machine_cache_sizes().l3);
+  return footprint;
+}
+
+std::int64_t CopyCeiling::in_cache_footprint(int threads) {
+  return std::max<std::int64_t>(1, threads) * (machine_cache_sizes().l2 / 2);
+}
+
+std::int64_t CopyCeiling::measured_footprint(std::int64_t footprint_bytes) {
+  // Whole cache lines on each side, at least one.
+  const std::int64_t half =
+      std::max(kLine, (std::min(footprint_bytes, dram_footprint()) / 2 + kLine - 1) / kLine * kLine);
+  return 2 * half;
+}
+
+CopyCeiling::CopyCeiling(int max_threads, MeasureOptions options)
+    : options_(options),
+      src_(static_cast<std::size_t>(dram_footprint() / 2), max_threads),
+      dst_(static_cast<std::size_t>(dram_footprint() / 2), max_threads) {}
+
+double CopyCeiling::measure_gbps(std::int64_t footprint_bytes, int threads) {
+  if (footprint_bytes <= 0) fail("CopyCeiling::gbps", "footprint_bytes must be > 0, but got ", footprint_bytes);
+  if (threads < 1) fail("CopyCeiling::gbps", "threads must be >= 1, but got ", threads);
+  const std::int64_t footprint = measured_footprint(footprint_bytes), half = footprint / 2;
+  auto* src = src_.as<unsigned char>();
+  auto* dst = dst_.as<unsigned char>();
+  const std::int64_t blocks = (half + kBlock - 1) / kBlock;
+  const int team = static_cast<int>(std::min<std::int64_t>(threads, blocks));
+  auto block = [&](std::int64_t i) {
+    const std::int64_t at = i * kBlock;
+    std::memcpy(dst + at, src + at, static_cast<std::size_t>(std::min(kBlock, half - at)));
+  };
+  auto copy = [&] {
+    if (team <= 1) {
+      for (std::int64_t i = 0; i < blocks; ++i) block(i);
+      return;
+    }
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (std::int64_t i = 0; i < blocks; ++i) block(i);
+  };
+  MeasureOptions o = options_;
+  if (footprint >= (std::int64_t{1} << 30)) o.min_total_ms = 0.0;  // a few samples of a huge copy
+  const Measurement m = measure(copy, o);
+  return static_cast<double>(footprint) / (m.median_ms * 1e-3) / 1e9;
+}
+
+double CopyCeiling::gbps(std::int64_t footprint_bytes, int threads) {
+  const auto key = std::make_pair(measured_footprint(footprint_bytes), threads);
+  const auto found = memo_.find(key);
+  if (found != memo_.end()) return found->second;
+  const double g = measure_gbps(footprint_bytes, threads);
+  memo_.emplace(key, g);
+  return g;
+}
+
+double CopyCeiling::remeasure(std::int64_t footprint_bytes, int threads) {
+  return measure_gbps(footprint_bytes, threads);
+}
+
+}  // namespace ampkit::tools::bench

@@ -1,0 +1,56 @@
+// The copy ceiling of a bandwidth-bound case (tools layer, bench/): the copy bandwidth measured at
+// the same footprint as the case, so that a case whose tensors stay in L2/L3 between calls is
+// compared with a copy that stays there too, and a DRAM-sized case with a DRAM-sized copy.
+// Used by `ampkit bench norm`; conventions in docs/PERFORMANCE.md ("the copy ceiling").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/bench/timing.hpp"
+
+namespace ampkit::tools::bench {
+
+/// L2 (per core) and L3 (shared) data cache sizes in bytes from /sys/devices/system/cpu/cpu0/
+/// cache; 1 MiB and 32 MiB when they cannot be read.
+struct CacheSizes {
+  std::int64_t l2 = std::int64_t{1} << 20;
+  std::int64_t l3 = std::int64_t{32} << 20;
+};
+CacheSizes machine_cache_sizes();
+
+/// Copy bandwidth at a given footprint (read + write bytes): b[i] = a[i] over two arrays of
+/// footprint/2 bytes each, in 64 KiB memcpy blocks (ordinary stores) split statically over the
+/// threads (fewer threads when there are fewer blocks; one block runs on the calling thread, no
+/// OpenMP region), looped and timed like the cases (`measure`), GB/s = footprint / median time,
+/// 1 GB = 1e9 B. Footprints above dram_footprint() are measured at dram_footprint(): past
+/// 8x the L3 every footprint is the same DRAM regime. Results are memoized per (footprint,
+/// threads). The arrays are allocated once, 2 MiB aligned with huge-page advice, pre-touched.
+class CopyCeiling {
+ public:
+  /// Throws Error (out_of_memory) when the arrays cannot be allocated.
+  CopyCeiling(int max_threads, MeasureOptions options);
+
+  /// max(512 MiB, 8 x L3): the footprint of the DRAM class.
+  static std::int64_t dram_footprint();
+  /// L2 / 2 per thread: the footprint of the in-cache class (each thread copies within its L2).
+  static std::int64_t in_cache_footprint(int threads);
+
+  /// GB/s of a copy of `footprint_bytes` (> 0) read + write bytes with `threads` threads.
+  double gbps(std::int64_t footprint_bytes, int threads);
+  /// The footprint actually measured for `footprint_bytes` (capped at dram_footprint()).
+  static std::int64_t measured_footprint(std::int64_t footprint_bytes);
+  /// Measures again, bypassing the memo (the drift check at the end of a run).
+  double remeasure(std::int64_t footprint_bytes, int threads);
+
+ private:
+  double measure_gbps(std::int64_t footprint_bytes, int threads);
+
+  MeasureOptions options_;
+  AlignedBuffer src_, dst_;
+  std::map<std::pair<std::int64_t, int>, double> memo_;
+};
+
+}  // namespace ampkit::tools::bench
