@@ -2,26 +2,19 @@
 // (cpu_caches.cpp) and the micro-kernel's shape; rules in gemm_blocking.hpp and docs/GEMM.md.
 #include "cpu/gemm/gemm_blocking.hpp"
 
-#include <atomic>
-
 #include "ampkit/device/cpu.hpp"
 
 namespace ampkit::cpu {
 namespace {
-
-std::atomic<bool> g_forced{false};
-std::atomic<std::int64_t> g_kc{0}, g_mc{0}, g_nc{0};
 
 std::int64_t clamp(std::int64_t v, std::int64_t lo, std::int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1) / step * step; }
 
 }  // namespace
 
-GemmBlocking gemm_blocking(const GemmTileShape& s) {
+GemmBlocking gemm_blocking(const GemmTileShape& s, const GemmBlocking& forced) {
   const std::int64_t step = s.k_step;
-  if (g_forced.load(std::memory_order_acquire)) {
-    return {round_up(g_kc.load(), step), g_mc.load(), g_nc.load()};
-  }
+  if (forced.kc > 0) return {round_up(forced.kc, step), forced.mc > 0 ? forced.mc : 1, forced.nc > 0 ? forced.nc : 1};
   const CpuCaches& c = cpu_features().caches;
   // kc: both slivers of one micro-kernel call in half of L1d (the rest: the tile, the prefetched
   // lines of the next A sliver, the stack). At least 64 deep: shallower blocks spend more on
@@ -40,17 +33,6 @@ GemmBlocking gemm_blocking(const GemmTileShape& s) {
   const std::int64_t nc_b = l3 / 2 / (s.nr * kc * s.packed_bytes);
   const std::int64_t nc = clamp(tiles / mc < nc_b ? tiles / mc : nc_b, 1, 4096);
   return {kc, mc, nc};
-}
-
-void gemm_force_blocking(const GemmBlocking* forced) {
-  if (forced == nullptr) {
-    g_forced.store(false, std::memory_order_release);
-    return;
-  }
-  g_kc.store(forced->kc > 0 ? forced->kc : 1);
-  g_mc.store(forced->mc > 0 ? forced->mc : 1);
-  g_nc.store(forced->nc > 0 ? forced->nc : 1);
-  g_forced.store(true, std::memory_order_release);
 }
 
 }  // namespace ampkit::cpu

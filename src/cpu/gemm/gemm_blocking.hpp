@@ -1,6 +1,6 @@
 // The cache blocking of the blocked GEMM engine (kernels layer, internal): block sizes derived
 // from the caches cpu_features() found, per micro-kernel shape. Called once per call by the
-// driver (gemm_driver.hpp); the tests force sizes through gemm_force_blocking (not public).
+// driver (gemm_driver.hpp); tests force sizes through GemmProblem::forced_kc/mc/nc.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +25,8 @@ struct GemmBlocking {
 ///   mc: an MC x kc block of packed A in half of the L2 (its share per logical CPU);
 ///   nc: the MC x NC parked fp32 tiles in a quarter of that L2 (NC >= 4: MC gives way), and an
 ///       NC x kc block of packed B in half of this CPU's share of L3.
-/// A forced blocking (tests) has its kc rounded up to a multiple of k_step.
-GemmBlocking gemm_blocking(const GemmTileShape& shape);
-
-/// Test-only: every later call uses `forced` (kc, mc, nc >= 1) instead of the derived blocking;
-/// nullptr goes back to deriving it. Not thread-safe against calls running at the same time.
-void gemm_force_blocking(const GemmBlocking* forced);
+/// `forced` (a problem's forced_kc/mc/nc) replaces it when forced.kc > 0: kc rounded up to a
+/// multiple of k_step, mc and nc at least 1.
+GemmBlocking gemm_blocking(const GemmTileShape& shape, const GemmBlocking& forced = {0, 0, 0});
 
 }  // namespace ampkit::cpu

@@ -465,7 +465,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   // the block pass. Blocks are split further until every thread has several.
   const std::int64_t threads = imax(1, ampkit::num_threads());
   constexpr std::int64_t kStep = k_step<T>();
-  const GemmBlocking blocking = gemm_blocking({MR, NR, static_cast<std::int64_t>(sizeof(Packed)), kStep});
+  const GemmBlocking blocking = gemm_blocking({MR, NR, static_cast<std::int64_t>(sizeof(Packed)), kStep},
+                                              {p.forced_kc, p.forced_mc, p.forced_nc});
   // k blocks of equal depth (in k steps; block b starts at k_start(b)), none deeper than kc.
   const std::int64_t k_blocks = imax(1, ceil_div(kp, blocking.kc));
   const bool k_blocked = k_blocks > 1;

@@ -33,6 +33,10 @@ struct GemmProblem {
   bool want_counters = false;  // a GemmReport was asked for (cuda counts only then)
   GemmActivation activation = GemmActivation::none;
   GemmBiasGrad bias_grad = GemmBiasGrad::none;
+  // Block sizes a blocked CPU engine must use instead of deriving them from the caches (k
+  // elements, A slivers, B slivers; 0 = derive). Only tests that run list entries directly set
+  // them: the bits do not depend on them (docs/GEMM.md, "Blocking").
+  std::int64_t forced_kc = 0, forced_mc = 0, forced_nc = 0;
 };
 
 /// Decodes args (already validated) into a GemmProblem (gemm_problem.cpp). The front end gets it

@@ -19,18 +19,14 @@ namespace {
 using gemm_test::GemmBuffers;
 using gemm_test::GemmCase;
 
-// Forces a blocking for its lifetime.
-class ForcedBlocking {
- public:
-  explicit ForcedBlocking(const cpu::GemmBlocking& b) { cpu::gemm_force_blocking(&b); }
-  ~ForcedBlocking() { cpu::gemm_force_blocking(nullptr); }
-  ForcedBlocking(const ForcedBlocking&) = delete;
-  ForcedBlocking& operator=(const ForcedBlocking&) = delete;
-};
-
-void run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t) {
+// Runs one list entry on t's call, with the blocking derived (forced.kc == 0) or forced.
+void run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t, const cpu::GemmBlocking& forced = {0, 0, 0}) {
+  cpu::GemmProblem problem = cpu::make_gemm_problem(t.args());
+  problem.forced_kc = forced.kc;
+  problem.forced_mc = forced.mc;
+  problem.forced_nc = forced.nc;
   cpu::GemmCounters counters;
-  kernel.run(cpu::make_gemm_problem(t.args()), counters);
+  kernel.run(problem, counters);
 }
 
 TEST(GemmBlocking, AnyBlockSizesAndThreadCountsGiveTheSameBits) {
@@ -67,9 +63,8 @@ TEST(GemmBlocking, AnyBlockSizesAndThreadCountsGiveTheSameBits) {
                                               << threads << " " << c.describe());
             GemmBuffers got = in;
             {
-              ForcedBlocking forced(b);
               testing::ThreadsScope scope(threads);
-              run_kernel(kernel, got);
+              run_kernel(kernel, got, b);
             }
             ASSERT_EQ(got.d.bytes, want.d.bytes);
             ASSERT_EQ(got.aux.bytes, want.aux.bytes);
@@ -115,10 +110,9 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
 
 TEST(GemmBlocking, ForcedKcIsRoundedToTheKStep) {
   const cpu::GemmBlocking f{5, 2, 3};
-  ForcedBlocking forced(f);
-  const cpu::GemmBlocking a = cpu::gemm_blocking({32, 32, 2, 32});
+  const cpu::GemmBlocking a = cpu::gemm_blocking({32, 32, 2, 32}, f);
   EXPECT_EQ(a.kc, 32);
-  const cpu::GemmBlocking b = cpu::gemm_blocking({32, 12, 2, 2});
+  const cpu::GemmBlocking b = cpu::gemm_blocking({32, 12, 2, 2}, f);
   EXPECT_EQ(b.kc, 6);
   EXPECT_EQ(b.mc, 2);
   EXPECT_EQ(b.nc, 3);
