@@ -33,8 +33,8 @@
 #include "ampkit/ops/softmax_cross_entropy.hpp"
 #include "support/test_support.hpp"
 
-#ifndef AMPKIT_BIT_PIN_FILE
-#error "AMPKIT_BIT_PIN_FILE names tests/ops/bit_pins.txt (tests/CMakeLists.txt)"
+#if !defined(AMPKIT_BIT_PIN_FILE) || !defined(AMPKIT_BIT_PIN_BUILD)
+#error "AMPKIT_BIT_PIN_FILE and AMPKIT_BIT_PIN_BUILD come from tests/CMakeLists.txt"
 #endif
 
 namespace ampkit {
@@ -302,6 +302,11 @@ std::string vendor_of(const Family& f, Isa isa) {
 }
 
 TEST(BitPins, EveryFamilyAtEveryIsaGivesThePinnedBits) {
+  // The pins are the Release build's bits. Another optimization level (the sanitized build's -O1)
+  // lets GCC contract a*b + c into fused multiply-adds in other places of the GEMM and norm
+  // kernels, so its bits differ: a property of the build, not a change of the code.
+  if (std::string(AMPKIT_BIT_PIN_BUILD) != "Release")
+    GTEST_SKIP() << "bit pins are recorded for the Release build; this is a " << AMPKIT_BIT_PIN_BUILD << " build";
   std::map<std::string, std::pair<std::string, std::string>> pins;  // "isa family" -> vendor, hash
   std::ifstream in(AMPKIT_BIT_PIN_FILE);
   ASSERT_TRUE(in) << "cannot read " << AMPKIT_BIT_PIN_FILE;
