@@ -32,7 +32,9 @@ std::int64_t parse_size(std::string_view t) {
     if (c < '0' || c > '9') return -1;
     v = v * 10 + (c - '0');
   }
-  return v > 0 ? v * scale : -1;
+  std::int64_t bytes = 0;
+  if (v <= 0 || __builtin_mul_overflow(v, scale, &bytes)) return -1;  // "999999999999G" must not wrap
+  return bytes;
 }
 
 // "0-1,4,6-7" -> 5 (0 when malformed).

@@ -128,7 +128,7 @@ TEST(CpuCaches, OverrideParsesSizesAndRejectsGarbage) {
   apply_cache_override("l2=1048576", c);
   EXPECT_EQ(c.l2, 1024 * 1024);
   EXPECT_EQ(c.l1d, 48 * 1024);
-  for (const char* bad : {"l1=48K", "l1d=", "l1d=0", "l1d=48Q", "l1d=48K;l2=1M", "l1d=-4"}) {
+  for (const char* bad : {"l1=48K", "l1d=", "l1d=0", "l1d=48Q", "l1d=48K;l2=1M", "l1d=-4", "l3=999999999999G"}) {
     CpuCaches d;
     try {
       apply_cache_override(bad, d);

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cpu.hpp"
 
 namespace ampkit::tools::bench {
 namespace {
@@ -14,47 +14,15 @@ namespace {
 constexpr std::int64_t kBlock = std::int64_t{64} << 10;  // memcpy of 64 KiB: ordinary stores
 constexpr std::int64_t kLine = 64;
 
-// "48K", "2048K", "105M" from sysfs, in bytes; 0 when unreadable.
-std::int64_t read_cache_size(int index) {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
-  std::string text;
-  if (!(in >> text) || text.empty()) return 0;
-  std::int64_t value = 0;
-  std::size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) value = value * 10 + (text[i] - '0');
-  const char unit = i < text.size() ? text[i] : 'B';
-  if (unit == 'K') value <<= 10;
-  if (unit == 'M') value <<= 20;
-  if (unit == 'G') value <<= 30;
-  return value;
-}
-
-std::int64_t read_cache_level(int index) {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/level");
-  std::int64_t level = 0;
-  return in >> level ? level : 0;
-}
-
 }  // namespace
 
-CacheSizes machine_cache_sizes() {
-  CacheSizes c;
-  for (int index = 0; index < 8; ++index) {
-    const std::int64_t level = read_cache_level(index), size = read_cache_size(index);
-    if (size <= 0) continue;
-    if (level == 2) c.l2 = size;
-    if (level == 3) c.l3 = size;
-  }
-  return c;
-}
-
 std::int64_t CopyCeiling::dram_footprint() {
-  static const std::int64_t footprint = std::max(std::int64_t{512} << 20, 8 * machine_cache_sizes().l3);
+  static const std::int64_t footprint = std::max(std::int64_t{512} << 20, 8 * cpu_features().caches.l3);
   return footprint;
 }
 
 std::int64_t CopyCeiling::in_cache_footprint(int threads) {
-  return std::max<std::int64_t>(1, threads) * (machine_cache_sizes().l2 / 2);
+  return std::max<std::int64_t>(1, threads) * (cpu_features().caches.l2 / 2);
 }
 
 std::int64_t CopyCeiling::measured_footprint(std::int64_t footprint_bytes) {

@@ -13,14 +13,6 @@
 
 namespace ampkit::tools::bench {
 
-/// L2 (per core) and L3 (shared) data cache sizes in bytes from /sys/devices/system/cpu/cpu0/
-/// cache; 1 MiB and 32 MiB when they cannot be read.
-struct CacheSizes {
-  std::int64_t l2 = std::int64_t{1} << 20;
-  std::int64_t l3 = std::int64_t{32} << 20;
-};
-CacheSizes machine_cache_sizes();
-
 /// Copy bandwidth at a given footprint (read + write bytes): b[i] = a[i] over two arrays of
 /// footprint/2 bytes each, in 64 KiB memcpy blocks (ordinary stores) split statically over the
 /// threads (fewer threads when there are fewer blocks; one block runs on the calling thread, no

@@ -259,7 +259,7 @@ void measure_case(const NormPlan& p, const NormCalls& calls, [[maybe_unused]] No
 void print_header(const NormPlan& p, CopyCeiling& copy, const std::string& peer_name) {
   std::printf("ampkit bench norm — %s — %s — isa %s\n", today().c_str(), machine_description().c_str(),
               isa_name(active_isa()).data());
-  const CacheSizes caches = machine_cache_sizes();
+  const CpuCaches& caches = cpu_features().caches;
   std::printf("caches: L2 %s per core, L3 %s; copy bandwidth (read + write bytes, median):\n",
               format_bytes(static_cast<double>(caches.l2)).c_str(),
               format_bytes(static_cast<double>(caches.l3)).c_str());
