@@ -36,7 +36,7 @@ struct GemmPlan {
 std::optional<GemmPlan> parse_plan(const Args& args) {
   CommonOptions common;
   std::optional<std::string> shapes, dtypes, epilogues, op, peers;
-  cli::OptionParser parser("bench gemm", "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS and oneDNN.");
+  cli::OptionParser parser("bench gemm", "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS, oneDNN and PyTorch.");
   parser
       .text("--shapes", "MxNxK,...", &shapes,
             "each dim in [1, 2^20]; default 4096x4096x1024,4096x1024x4096,2048x3072x768,\n"
@@ -44,7 +44,7 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
       .text("--dtype", "LIST", &dtypes, "f32,bf16,f16 (f16 = f16:exact,f16:flush,f16:alt); default all")
       .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
       .choice("--op", {"nn", "tn", "nt", "tt"}, &op, "op(A), op(B) (default nn)")
-      .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
+      .text("--peers", "LIST", &peers, "openblas,onednn,torch (default; torch where python3 imports it) or none");
   add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "D (m x n, column-major) = epilogue(op(A) op(B)); A, B, D, bias, aux all in the dtype.\n"
@@ -184,7 +184,7 @@ int run_bench_gemm(const Args& given) {
   allocate_buffers(*plan, buffers);
   std::vector<std::string> notes;
   std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes);
-  // Phases 2 and 3: the peers (OpenBLAS child process, then oneDNN), then the report.
+  // Phases 2 to 4: the peers (OpenBLAS child process, oneDNN, PyTorch child process), then the report.
   peaks.remeasure_keep_max(plan->quick ? 3 : 5);
   attach_peers(rows, peaks, plan->settings.peers, plan->settings.measure, notes);
   if (plan->json)

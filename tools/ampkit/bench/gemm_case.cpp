@@ -117,10 +117,11 @@ RunSettings make_run_settings(const CommonOptions& common, const std::optional<s
   const bool quick = common.quick;
   s.threads = common.threads;
   if (s.threads.empty()) s.threads = quick ? std::vector<int>{1} : std::vector<int>{1, 2};
-  const std::string peers_text = peers.value_or("openblas,onednn");
+  const std::string peers_text = peers.value_or("openblas,onednn,torch");
   if (peers_text != "none") s.peers = cli::split_list(peers_text);
   for (const std::string& p : s.peers)
-    if (p != "openblas" && p != "onednn") cli::usage_fail("--peers: unknown peer '", p, "' (openblas, onednn, none)");
+    if (p != "openblas" && p != "onednn" && p != "torch")
+      cli::usage_fail("--peers: unknown peer '", p, "' (openblas, onednn, torch, none)");
   s.measure.min_samples = common.reps ? static_cast<int>(*common.reps) : (quick ? 3 : 5);
   s.measure.min_total_ms = quick ? 30.0 : 200.0;
   s.measure.warmup_calls = quick ? 1 : 2;

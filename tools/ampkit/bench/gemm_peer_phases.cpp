@@ -5,6 +5,7 @@
 
 #include "tools/ampkit/bench/peers/onednn_matmul.hpp"
 #include "tools/ampkit/bench/peers/openblas_peer.hpp"
+#include "tools/ampkit/bench/peers/torch_gemm_peer.hpp"
 
 namespace ampkit::tools::bench {
 namespace {
@@ -91,6 +92,59 @@ void onednn_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, st
   }
 }
 
+// The case PyTorch runs for a row: f16 exact/flush as f32 and f16 alt as bf16 (the arithmetic
+// they do, as for oneDNN); the epilogues bench/torch_gemm_cpu.py spells, others as the plain product.
+TorchGemmCase torch_case(const BenchRow& r) {
+  DType t = r.dm.dtype;
+  if (t == DType::f16) t = r.dm.mode == Fp16Mode::alt ? DType::bf16 : DType::f32;
+  const Epilogue e = r.epilogue;
+  const bool spelled = e == Epilogue::DEFAULT || e == Epilogue::BIAS || e == Epilogue::GELU_AUX_BIAS ||
+                       e == Epilogue::DGELU_BGRAD || e == Epilogue::BGRADA || e == Epilogue::BGRADB;
+  return {r.shape, std::string(dtype_name(t)), spelled ? epilogue_name(e) : "DEFAULT"};
+}
+
+// Phase 3: PyTorch, one child Python per thread count, after the other peers; each distinct case
+// once.
+void torch_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
+  std::vector<int> thread_counts;
+  for (const BenchRow& r : rows) {
+    bool seen = false;
+    for (int t : thread_counts) seen = seen || t == r.threads;
+    if (!seen) thread_counts.push_back(r.threads);
+  }
+  std::string version;
+  for (int t : thread_counts) {
+    std::vector<TorchGemmCase> cases;
+    for (const BenchRow& r : rows) {
+      if (r.threads != t) continue;
+      const TorchGemmCase c = torch_case(r);
+      bool seen = false;
+      for (const TorchGemmCase& q : cases) seen = seen || q == c;
+      if (!seen) cases.push_back(c);
+    }
+    std::string why;
+    const std::vector<double> g =
+        run_torch_gemm_peer(cases, t, options.min_samples, options.min_total_ms, version, why);
+    if (!why.empty()) {
+      notes.push_back("PyTorch peer: " + why);
+      if (why.rfind("PyTorch not importable", 0) == 0) return;
+    }
+    for (BenchRow& r : rows) {
+      if (r.threads != t) continue;
+      const TorchGemmCase c = torch_case(r);
+      for (std::size_t i = 0; i < cases.size(); ++i)
+        if (cases[i] == c) {
+          r.torch_gflops = g[i];
+          r.torch_what = "torch " + version + " " + c.dtype + " " + c.epilogue;
+        }
+    }
+  }
+  if (!version.empty())
+    notes.push_back("PyTorch " + version +
+                    " (bench/torch_gemm_cpu.py, own process): the same layouts and threads; f16 exact/flush rows "
+                    "as f32, f16 alt as bf16; epilogues as separate ops (addmm, gelu, gelu_backward, sum)");
+}
+
 }  // namespace
 
 void attach_peers(std::vector<BenchRow>& rows, const Peaks& peaks, const std::vector<std::string>& peers,
@@ -103,6 +157,7 @@ void attach_peers(std::vector<BenchRow>& rows, const Peaks& peaks, const std::ve
   for (BenchRow& r : rows) r.peak = peaks.for_case(r.dm, r.kernel, r.threads, &r.peak_name);
   if (wanted("openblas")) openblas_phase(rows, options, notes);
   if (wanted("onednn")) onednn_phase(rows, options, notes);
+  if (wanted("torch")) torch_phase(rows, options, notes);
 }
 
 }  // namespace ampkit::tools::bench

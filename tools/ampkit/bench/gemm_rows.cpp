@@ -56,17 +56,24 @@ void print_json_rows(const std::vector<BenchRow>& rows) {
     j.add("ms", r.ms).add("gflops", r.gflops);
     j.add("peak", r.peak_name).add("peak_gflops", r.peak).add("fraction_of_peak", r.gflops / r.peak);
     // The strongest peer measured for this case, then each peer on its own.
-    const bool ob = !std::isnan(r.openblas_gflops), od = !std::isnan(r.onednn_gflops);
-    if (ob || od) {
-      const bool use_od = od && (!ob || r.onednn_gflops > r.openblas_gflops);
-      const double g = use_od ? r.onednn_gflops : r.openblas_gflops;
-      j.add("peer", use_od ? r.onednn_what : std::string("openblas_sgemm"));
-      j.add("peer_gflops", g).add("ratio_to_peer", r.gflops / g);
-    }
+    const bool ob = !std::isnan(r.openblas_gflops), od = !std::isnan(r.onednn_gflops), pt = !std::isnan(r.torch_gflops);
+    std::string best;
+    double best_gflops = 0.0;
+    auto consider = [&](bool measured, const std::string& what, double g) {
+      if (measured && g > best_gflops) best = what, best_gflops = g;
+    };
+    consider(ob, "openblas_sgemm", r.openblas_gflops);
+    consider(od, r.onednn_what, r.onednn_gflops);
+    consider(pt, r.torch_what, r.torch_gflops);
+    if (!best.empty()) j.add("peer", best).add("peer_gflops", best_gflops).add("ratio_to_peer", r.gflops / best_gflops);
     if (ob) j.add("openblas_gflops", r.openblas_gflops).add("ratio_to_openblas", r.gflops / r.openblas_gflops);
     if (od) {
       j.add("onednn", r.onednn_what);
       j.add("onednn_gflops", r.onednn_gflops).add("ratio_to_onednn", r.gflops / r.onednn_gflops);
+    }
+    if (pt) {
+      j.add("torch", r.torch_what);
+      j.add("torch_gflops", r.torch_gflops).add("ratio_to_torch", r.gflops / r.torch_gflops);
     }
     j.add("kernel", r.kernel);
     std::printf("%s\n", j.str().c_str());
@@ -84,8 +91,8 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
     std::printf("\n");
   }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype", "epilogue",
-              "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "kernel");
+  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k", "dtype",
+              "epilogue", "thr", "ms", "GFLOP/s", "%peak", "OpenBLAS", "x", "oneDNN", "x", "PyTorch", "x", "kernel");
   for (const BenchRow& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),
@@ -97,10 +104,11 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
         std::snprintf(cells, sizeof(cells), "%8.1f %6.2f", peer_gflops, r.gflops / peer_gflops);
       return std::string(cells);
     };
-    std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s  %s\n",
+    std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s %s  %s\n",
                 r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(), shape,
                 r.dm.name().c_str(), epilogue_name(r.epilogue), r.threads, r.ms, r.gflops, 100.0 * r.gflops / r.peak,
-                peer_cells(r.openblas_gflops).c_str(), peer_cells(r.onednn_gflops).c_str(), r.kernel.c_str());
+                peer_cells(r.openblas_gflops).c_str(), peer_cells(r.onednn_gflops).c_str(),
+                peer_cells(r.torch_gflops).c_str(), r.kernel.c_str());
   }
 }
 

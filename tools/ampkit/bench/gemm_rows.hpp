@@ -45,6 +45,8 @@ struct BenchRow {
   const char* peak_name = "";
   double openblas_gflops = std::nan(""), onednn_gflops = std::nan("");
   std::string onednn_what;  // which oneDNN matmul it was compared with
+  double torch_gflops = std::nan("");
+  std::string torch_what;  // "torch <version> <dtype> <epilogue>"
 };
 
 /// Prints the rows as JSON lines (one object per row, stdout).

@@ -52,7 +52,7 @@ std::optional<LinearPlan> parse_plan(const Args& args) {
       .text("--pass", "LIST", &passes,
             "forward (BIAS), forward_gelu (GELU_AUX_BIAS), backward_dx\n"
             "(DGELU_BGRAD of the layer below), backward_dw (BGRADB); default all")
-      .text("--peers", "LIST", &peers, "openblas,onednn (default) or none");
+      .text("--peers", "LIST", &peers, "openblas,onednn,torch (default; torch where python3 imports it) or none");
   add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "x, w, y, dy, dx, dw, aux in the dtype; bias, db, below_db f32. GFLOP/s = 2 batch in out / s.\n"

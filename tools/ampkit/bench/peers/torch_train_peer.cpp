@@ -5,17 +5,13 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <vector>
 
 #include "tools/ampkit/bench/peers/child_process.hpp"
+#include "tools/ampkit/bench/peers/torch_python.hpp"
 
 namespace ampkit::tools::bench {
 
-std::string torch_train_peer_script() {
-  if (const char* env = std::getenv("AMPKIT_TORCH_TRAIN_PEER"); env != nullptr && *env != '\0') return env;
-  return AMPKIT_SOURCE_DIR "/bench/torch_train_step.py";
-}
+std::string torch_train_peer_script() { return bench_script_path("torch_train_step.py", "AMPKIT_TORCH_TRAIN_PEER"); }
 
 std::optional<TorchStep> run_torch_train_peer(const std::string& precision, int threads, long long steps,
                                               std::string& why) {
@@ -24,23 +20,9 @@ std::optional<TorchStep> run_torch_train_peer(const std::string& precision, int 
     why = "PyTorch peer script " + script + " not found (set AMPKIT_TORCH_TRAIN_PEER)";
     return std::nullopt;
   }
-  // The first interpreter that imports torch: AMPKIT_PYTHON if set; else python3 on PATH, then
-  // Debian's /usr/bin/python3 (python3-torch installs there, and a PATH python3 may be another).
-  std::vector<std::string> candidates = {"python3", "/usr/bin/python3"};
-  if (const char* env = std::getenv("AMPKIT_PYTHON"); env != nullptr && *env != '\0') candidates = {env};
-  std::string python;
-  for (const std::string& candidate : candidates) {
-    std::string probe_why;
-    if (run_child({candidate, "-c", "import torch"}, {}, true, candidate + " -c 'import torch'", probe_why)) {
-      python = candidate;
-      break;
-    }
-  }
-  if (python.empty()) {
-    why = "PyTorch not importable by python3 (Debian: apt-get install python3-torch; or set AMPKIT_PYTHON)";
-    return std::nullopt;
-  }
-  const std::optional<std::string> out = run_child({python, script, "--precision", precision, "--threads",
+  const std::optional<std::string> python = torch_python(why);
+  if (!python) return std::nullopt;
+  const std::optional<std::string> out = run_child({*python, script, "--precision", precision, "--threads",
                                                     std::to_string(threads), "--steps", std::to_string(steps)},
                                                    {}, true, "PyTorch peer " + script, why);
   if (!out) return std::nullopt;
