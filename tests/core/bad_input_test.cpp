@@ -47,8 +47,8 @@ struct Fixture {
   Fixture() {
     for (Buffer* b : all()) b->poison();
   }
-  std::vector<std::vector<unsigned char>> snapshot() {
-    std::vector<std::vector<unsigned char>> s;
+  std::vector<ampkit::testing::Bytes> snapshot() {
+    std::vector<ampkit::testing::Bytes> s;
     for (Buffer* b : all()) s.push_back(b->bytes);
     return s;
   }

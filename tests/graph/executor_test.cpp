@@ -181,7 +181,7 @@ TEST(GraphExecutor, BitwiseTheSameForOneAndTwoThreads) {
   for (DType compute : {DType::f32, DType::bf16, DType::f16}) {
     SCOPED_TRACE(dtype_name(compute));
     const auto seed = ampkit::testing::fresh_seed();
-    std::vector<std::vector<unsigned char>> results[2];
+    std::vector<ampkit::testing::Bytes> results[2];
     for (int threads : {1, 2}) {
       ampkit::testing::ThreadsScope scope(threads);
       Mlp m = mlp(compute, 2, 67);

@@ -24,7 +24,7 @@ struct Fixture {
   Buffer dy{DType::bf16, kBatch*kOut}, below_aux{DType::f32, kBatch*kIn};
   Buffer dx{DType::f32, kBatch*kIn}, dw{DType::bf16, kOut*kIn}, db{DType::f32, kOut};
   Buffer below_db{DType::f32, kIn};
-  std::vector<std::vector<unsigned char>> before;
+  std::vector<ampkit::testing::Bytes> before;
 
   Fixture() {
     for (Buffer* b : {&x, &w, &bias, &dy, &below_aux})

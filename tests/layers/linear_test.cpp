@@ -558,7 +558,7 @@ TEST(Linear, OneAndTwoThreadsGiveIdenticalBits) {
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
     SCOPED_TRACE(isa_name(isa));
-    std::vector<std::vector<unsigned char>> results[2];
+    std::vector<ampkit::testing::Bytes> results[2];
     for (int threads = 1; threads <= 2; ++threads) {
       testing::ThreadsScope ts(threads);
       Buffer y(DType::bf16, batch * out), aux(DType::f32, batch * out), dx(DType::bf16, batch * in),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,10 +20,29 @@ namespace ampkit::testing {
 /// SCOPED_TRACE by the caller so a failure can be replayed with AMPKIT_TEST_SEED.
 std::uint64_t fresh_seed();
 
-/// A buffer of `n` elements of dtype `t`, stored as raw bytes.
+/// Allocates on 64-byte boundaries (a cache line, an AVX-512 vector), so that kernels with
+/// aligned fast paths (the norms' streaming stores) take them in tests as they do on the
+/// benchmark's buffers; tests that want misaligned data offset into a buffer.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+using Bytes = std::vector<unsigned char, CacheLineAllocator<unsigned char>>;
+
+/// A buffer of `n` elements of dtype `t`, stored as raw bytes, 64-byte aligned.
 struct Buffer {
   DType dtype = DType::f32;
-  std::vector<unsigned char> bytes;
+  Bytes bytes;
   Buffer() = default;
   Buffer(DType t, std::int64_t n) : dtype(t), bytes(static_cast<std::size_t>(n) * dtype_size(t)) {}
   std::int64_t size() const { return static_cast<std::int64_t>(bytes.size() / dtype_size(dtype)); }

@@ -224,7 +224,7 @@ void backward_rows(const NormBackwardProblem& p) {
   // row starts aligned to a vector (long rows only); fenced after each range of rows.
   constexpr auto kVectorBytes = static_cast<std::int64_t>(O::kLanes * dtype_size(X));
   const bool stream = p.dx != nullptr && n > kNormShortRow &&
-                      rows * n * static_cast<std::int64_t>(dtype_size(X)) >= kNormStreamMinBytes &&
+                      rows * n * static_cast<std::int64_t>(dtype_size(X)) >= norm_stream_min_bytes() &&
                       reinterpret_cast<std::uintptr_t>(p.dx) % kVectorBytes == 0 &&
                       n * static_cast<std::int64_t>(dtype_size(X)) % kVectorBytes == 0;
   // Rows [r0, r0 + kR).

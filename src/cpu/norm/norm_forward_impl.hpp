@@ -314,7 +314,7 @@ void forward_rows(const NormForwardProblem& p) {
   // Non-temporal stores for y when it is too large to be found in cache by its reader anyway,
   // and every row starts aligned to a vector.
   constexpr auto kVectorBytes = static_cast<std::int64_t>(O::kLanes * dtype_size(X));
-  const bool stream = group == 1 && rows * n * static_cast<std::int64_t>(dtype_size(X)) >= kNormStreamMinBytes &&
+  const bool stream = group == 1 && rows * n * static_cast<std::int64_t>(dtype_size(X)) >= norm_stream_min_bytes() &&
                       reinterpret_cast<std::uintptr_t>(p.y) % kVectorBytes == 0 &&
                       n * static_cast<std::int64_t>(dtype_size(X)) % kVectorBytes == 0;
   auto run = [&](std::int64_t g, float* wide) __attribute__((always_inline)) {

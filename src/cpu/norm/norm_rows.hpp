@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/device/cpu.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -20,10 +21,15 @@ constexpr std::int64_t kNormParallelMinElements = std::int64_t{1} << 16;
 constexpr std::int64_t kNormShortRow = 64;
 constexpr int kNormRowGroup = 4;
 
-/// y tensors of at least this many bytes are written with non-temporal stores by the forward
-/// (long rows): larger than the caches, so its reader finds it in memory anyway, and the stores
-/// skip the read for ownership. (Measured: docs/PERFORMANCE.md, "LayerNorm and RMSNorm".)
-constexpr std::int64_t kNormStreamMinBytes = std::int64_t{64} << 20;
+/// y (forward) and dx (backward) tensors of at least this many bytes are written with
+/// non-temporal stores (long rows): the size of the whole L3 (cpu_features().caches; the L2 where
+/// there is none). A tensor that large is not found in the caches by its reader anyway, and the
+/// stores skip the read for ownership. AMPKIT_CACHES=l3=... moves it, which is how the bench
+/// compares the two (docs/PERFORMANCE.md, "LayerNorm and RMSNorm").
+inline std::int64_t norm_stream_min_bytes() {
+  const CpuCaches& c = cpu_features().caches;
+  return c.l3 > 0 ? c.l3 : c.l2;
+}
 
 /// Rows of at most kNormAcrossVectors vectors go Ops::kLanes at a time with rows across lanes
 /// (the statistics of row q in lane q); this takes precedence over the row groups above.

@@ -33,7 +33,7 @@ struct Operands {
     rstd.fill_normal(rng, 1.0, 0.1);
     for (Buffer* b : {&y, &dx, &dgamma, &dbeta}) b->poison();
   }
-  std::vector<std::vector<unsigned char>> snapshot() const {
+  std::vector<ampkit::testing::Bytes> snapshot() const {
     return {x.bytes,    y.bytes,      dy.bytes,    dx.bytes,   gamma.bytes,
             beta.bytes, dgamma.bytes, dbeta.bytes, mean.bytes, rstd.bytes};
   }

@@ -251,7 +251,7 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
   Buffer wide(DType::bf16, 2 * 4 * 12);
   wide.poison();
   const std::vector<Buffer*> outputs = {&c.out, &c.lse, &c.dq, &c.dk, &c.dv, &wide};
-  std::vector<std::vector<unsigned char>> before;
+  std::vector<ampkit::testing::Bytes> before;
   for (Buffer* b : outputs) before.push_back(b->bytes);
 
   using Fwd = std::function<void(AttentionForwardArgs&)>;
