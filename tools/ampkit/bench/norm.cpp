@@ -26,6 +26,7 @@
 #include "tools/ampkit/bench/norm_report.hpp"
 #include "tools/ampkit/bench/options.hpp"
 #include "tools/ampkit/bench/peers/onednn_norm.hpp"
+#include "tools/ampkit/bench/peers/torch_norm_peer.hpp"
 #include "tools/ampkit/commands.hpp"
 
 namespace ampkit::tools {
@@ -43,6 +44,7 @@ struct NormPlan {
   std::vector<NormShape> shapes;
   std::vector<int> threads;
   bool peer = true;
+  bool torch = true;
   bool json = false;
   bool quick = false;
   int reps = 0;
@@ -52,7 +54,7 @@ struct NormPlan {
 std::optional<NormPlan> make_plan(const Args& args) {
   CommonOptions common;
   std::optional<std::string> op, pass, dtypes, shapes;
-  bool no_peer = false;
+  bool no_peer = false, no_torch = false;
   cli::OptionParser parser("bench norm", "LayerNorm / RMSNorm forward and backward vs copy bandwidth and oneDNN.");
   parser.choice("--op", {"layer_norm", "rms_norm", "all"}, &op, "(default all)")
       .choice("--pass", {"forward", "backward", "all"}, &pass, "(default all)")
@@ -63,7 +65,8 @@ std::optional<NormPlan> make_plan(const Args& args) {
             "e.g. 64x128x56x56,16384x1024: normalized over the last dim, at most\n"
             "2^36 elements each (default: 1x8x16, 8x8x16, 32x8x16, 64x128x56x56,\n"
             "64x128x256x256, 16384x1024, 8192x4096, 4096x12288)")
-      .flag("--no-peer", &no_peer, "skip oneDNN");
+      .flag("--no-peer", &no_peer, "skip the peers (oneDNN and PyTorch)")
+      .flag("--no-torch", &no_torch, "skip PyTorch (bench/torch_norm_cpu.py, run where python3 imports torch)");
   add_common_options(parser, &common);
   parser.footer(
       "time = median per call, best = fastest sample; GB/s (of the median) counts the bytes that\n"
@@ -80,6 +83,7 @@ std::optional<NormPlan> make_plan(const Args& args) {
   p.quick = common.quick;
   p.reps = common.reps ? static_cast<int>(*common.reps) : 0;
   p.peer = !no_peer;
+  p.torch = !no_peer && !no_torch;
   p.threads = common.threads.empty() ? std::vector<int>{1, 2} : common.threads;
   const std::string ops = op.value_or("all"), passes = pass.value_or("all");
   if (ops == "layer_norm" || ops == "all") p.ops.push_back(NormOp::layer_norm);
@@ -322,6 +326,35 @@ std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, CopyCeiling& c
   return rows;
 }
 
+// The PyTorch phase, after every ampkit case (its own process, one per thread count), then its
+// table or JSON lines. Rows with an error are left out.
+void torch_phase(const NormPlan& p, std::vector<NormRow>& rows) {
+  std::string version, why;
+  for (const int t : p.threads) {
+    std::vector<TorchNormCase> cases;
+    std::vector<NormRow*> of_case;
+    for (NormRow& r : rows)
+      if (r.threads == t && r.error.empty()) {
+        cases.push_back({norm_op_name(r.op), norm_pass_name(r.pass), std::string(dtype_name(r.dtype->x)),
+                         std::string(dtype_name(r.dtype->param)), r.shape->rows, r.shape->n});
+        of_case.push_back(&r);
+      }
+    if (cases.empty()) continue;
+    const MeasureOptions mo = measure_options(p, 0, 1);
+    const std::vector<TorchNormPoint> points =
+        run_torch_norm_peer(cases, t, mo.min_samples, mo.min_total_ms, version, why);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (points.empty()) {
+        of_case[i]->torch_note = why;
+        continue;
+      }
+      of_case[i]->torch_ms = points[i].ms;
+      of_case[i]->torch_note = points[i].skipped;
+    }
+  }
+  print_norm_torch(rows, version.empty() ? "(not run)" : version, p.json);
+}
+
 // Table mode: the targets, and the DRAM-class copy bandwidth again (a drift warns of a busy
 // machine).
 void print_footer(const NormPlan& p, const std::vector<NormRow>& rows, CopyCeiling& copy, const Timer& run_timer) {
@@ -356,7 +389,7 @@ int run_bench_norm(const Args& given) {
   // The ceilings: copy at each case's footprint, measured in this run with the case's threads
   // (the in-cache and DRAM classes first, in the header).
   CopyCeiling copy(max_threads, measure_options(p, 0, 1));
-  NormBuffers buffers = allocate_buffers(sizes, max_threads);
+  std::optional<NormBuffers> buffers(allocate_buffers(sizes, max_threads));
 
 #if AMPKIT_HAVE_ONEDNN
   const std::string peer_name = onednn_version();
@@ -365,7 +398,9 @@ int run_bench_norm(const Args& given) {
   p.peer = false;
 #endif
   if (!p.json) print_header(p, copy, peer_name);
-  const std::vector<NormRow> rows = run_cases(p, buffers, copy, max_threads);
+  std::vector<NormRow> rows = run_cases(p, *buffers, copy, max_threads);
+  buffers.reset();  // PyTorch allocates its own tensors
+  if (p.torch) torch_phase(p, rows);
   if (!p.json) print_footer(p, rows, copy, run_timer);
   for (const NormRow& r : rows)
     if (!r.error.empty()) return 1;

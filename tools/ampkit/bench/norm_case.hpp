@@ -66,6 +66,8 @@ struct NormRow {
   std::string error;                // an ampkit::Error the kernel threw
   std::int64_t copy_footprint = 0;  // the footprint copy_gbps was measured at (capped at the DRAM class)
   double dram_copy_gbps = 0.0;      // copy bandwidth of the DRAM class, same threads
+  double torch_ms = 0.0;            // PyTorch's median (0: not measured; torch_note says why)
+  std::string torch_note;
 };
 
 /// GB/s of the row's median time.

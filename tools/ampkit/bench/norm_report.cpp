@@ -65,6 +65,35 @@ void print_norm_table_row(const NormRow& r) {
   std::fflush(stdout);
 }
 
+void print_norm_torch(const std::vector<NormRow>& rows, const std::string& version, bool json) {
+  if (!json)
+    std::printf("\nPyTorch %s (bench/torch_norm_cpu.py, own process, same threads); ratio = PyTorch time / ampkit "
+                "time (> 1: ampkit faster):\n%-10s %-8s %-16s %-9s %3s %10s %10s %7s\n",
+                version.c_str(), "op", "pass", "shape", "dtype", "thr", "ampkit", "PyTorch", "ratio");
+  for (const NormRow& r : rows) {
+    if (!r.error.empty()) continue;
+    if (json) {
+      JsonLine j;
+      j.add("peer", "torch").add("op", norm_op_name(r.op)).add("pass", norm_pass_name(r.pass));
+      j.add("shape", r.shape->dims).add("dtype", r.dtype->name).add("threads", r.threads);
+      j.add("ms", r.ampkit.median_ms);
+      if (r.torch_ms > 0)
+        j.add("torch_ms", r.torch_ms).add("ratio_to_torch", r.torch_ms / r.ampkit.median_ms).add("version", version);
+      else
+        j.add_null("torch_ms").add("torch_note", r.torch_note);
+      std::printf("%s\n", j.str().c_str());
+      continue;
+    }
+    std::printf("%-10s %-8s %-16s %-9s %3d %10s ", norm_op_name(r.op), norm_pass_name(r.pass), r.shape->text.c_str(),
+                r.dtype->name.c_str(), r.threads, format_time(r.ampkit.median_ms).c_str());
+    if (r.torch_ms > 0)
+      std::printf("%10s %7.2f\n", format_time(r.torch_ms).c_str(), r.torch_ms / r.ampkit.median_ms);
+    else
+      std::printf("%10s %7s  %s\n", "-", "-", r.torch_note.c_str());
+  }
+  std::fflush(stdout);
+}
+
 void print_norm_targets(const std::vector<NormRow>& rows) {
   int large = 0, large_met = 0, mixed = 0, mixed_met = 0, small = 0, small_met = 0;
   std::string large_worst, mixed_worst, small_worst;

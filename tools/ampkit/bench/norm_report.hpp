@@ -16,6 +16,9 @@ std::string format_time(double ms);
 void print_norm_json(const NormRow& r);
 void print_norm_table_header();
 void print_norm_table_row(const NormRow& r);
+/// The PyTorch phase's results (run after every ampkit case): a table of PyTorch's time and the
+/// ratio PyTorch time / ampkit time per row, or one JSON line per row ("peer": "torch").
+void print_norm_torch(const std::vector<NormRow>& rows, const std::string& version, bool json);
 /// Where the run stands against the targets (table mode only): large shapes at >= 0.85 x copy,
 /// mixed no slower than bf16, small shapes under 2 us.
 void print_norm_targets(const std::vector<NormRow>& rows);
