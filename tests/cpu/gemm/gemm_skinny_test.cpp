@@ -98,8 +98,9 @@ TEST(GemmSkinny, EdgeShapes) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  // Work units are 512 rows of the large side, the dot form takes 32 rows at a time; k blocks are
-  // 64 (axpy form) and 4096 / (small columns, rounded up to a power of two) (dot form).
+  // Row blocks are 128 (dot form, few rows) to 512 rows of the large side, the dot form takes 32
+  // rows at a time; k blocks are 16 (axpy form) and 4096 / (small columns, rounded up to a power
+  // of two) (dot form).
   const std::int64_t larges[] = {1, 15, 16, 17, 31, 32, 33, 127, 129, 257, 513};
   const std::int64_t depths[] = {0, 1, 2, 3, 5, 16, 17, 31, 97, 255, 256, 257, 521};
   std::uniform_int_distribution<int> coin(0, 1), pick(0, 2), kind(0, static_cast<int>(Epilogue::BGRADB));
