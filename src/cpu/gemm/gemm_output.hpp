@@ -25,7 +25,8 @@ void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flus
 void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length);
 
 /// The k block of gemm_operand_sums (summed in fp32, the blocks combined in double). An engine
-/// that sums an operand while packing it uses the same blocks and order, so the same bits.
+/// that sums an operand while packing or streaming it uses the same blocks and order, so the same
+/// bits (the skinny engines' dot form: the same blocks, each summed in lanes; docs/GEMM.md).
 constexpr std::int64_t gemm_operand_sum_block = 256;
 
 /// BGRADA / BGRADB sums of the operands as given (fp16 widened exactly; no flush, no bf16

@@ -7,10 +7,12 @@
 namespace ampkit::cpu {
 namespace {
 
-// The vocabulary plus the engine's sizes: up to 16 small columns, 16 accumulators, 512 rows of
-// the large operand per work unit, bias rows packed 32 at a time.
+// The vocabulary plus the engine's sizes: small columns 4 per pass over a chunk of W (4 W vectors
+// x 4 columns: 8 loads per 16 FMAs, where 16 columns x 1 vector took 17 and bound the loop on
+// the load ports), 16 accumulators, up to 512 rows of the large operand per work unit, bias rows
+// packed 32 at a time.
 struct SkinnyAvx512 : Avx512Ops {
-  static constexpr std::int64_t kMaxCols = 16, kAccumulators = 16, kRowBlock = 512, kMr = 32;
+  static constexpr std::int64_t kMaxCols = 4, kAccumulators = 16, kRowBlock = 512, kMr = 32;
 };
 
 }  // namespace

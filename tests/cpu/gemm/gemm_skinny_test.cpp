@@ -1,16 +1,20 @@
 // The skinny GEMM engines (gemm_skinny_f32_*: 1 <= min(m, n) <= 16), run directly from the kernel
 // list: every epilogue x dtype x op(A)/op(B) in both orientations (m small / n small) against the
 // reference, edge shapes (small side 1..16, k = 0, 1, primes, across the k blocks and the
-// 512-row work units, padded leading dimensions), bit-exactness on small integers, 1 vs 2 threads
-// bitwise, the fp16 modes (alt = bf16-rounded operands, flush counts and zeroes) and dispatch.
+// row blocks, padded leading dimensions), k split in chunks and the BGRADA/BGRADB sums taken in the
+// pass over W (every epilogue, dtype and fp16 mode; the axpy form's sums with gemm_operand_sums'
+// bits), bit-exactness on small integers, 1 vs 2 vs 3 threads bitwise (split k included), the
+// fp16 modes (alt = bf16-rounded operands, flush counts and zeroes) and dispatch.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
+#include "cpu/gemm/gemm_output.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {
@@ -94,8 +98,9 @@ TEST(GemmSkinny, EdgeShapes) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  // Work units are 512 rows of the large side, the dot form takes 32 rows at a time; k blocks are
-  // 64 (axpy form) and 4096 / (small columns, rounded up to a power of two) (dot form).
+  // Row blocks are 128 (dot form, few rows) to 512 rows of the large side, the dot form takes 32
+  // rows at a time; k blocks are 16 (axpy form) and 4096 / (small columns, rounded up to a power
+  // of two) (dot form).
   const std::int64_t larges[] = {1, 15, 16, 17, 31, 32, 33, 127, 129, 257, 513};
   const std::int64_t depths[] = {0, 1, 2, 3, 5, 16, 17, 31, 97, 255, 256, 257, 521};
   std::uniform_int_distribution<int> coin(0, 1), pick(0, 2), kind(0, static_cast<int>(Epilogue::BGRADB));
@@ -121,7 +126,7 @@ TEST(GemmSkinny, EdgeShapes) {
         compare(*kernel, c, rng);
         if (::testing::Test::HasFailure()) return;
       }
-    // Several column groups (AVX2: 8 per group) with sums parked between k blocks, every op.
+    // Several column groups (4 columns per group) with sums parked between k blocks, every op.
     for (std::int64_t s : {9, 16})
       for (int ops = 0; ops < 8; ++ops) {
         GemmCase c;
@@ -167,34 +172,123 @@ TEST(GemmSkinny, BitExactOnSmallIntegers) {
   }
 }
 
-TEST(GemmSkinny, OneAndTwoThreadsGiveTheSameBits) {
+TEST(GemmSkinny, OneTwoAndThreeThreadsGiveTheSameBits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  struct Shape {
+    std::int64_t large, small, k;
+  };
+  // 1100 x 150: 9 row blocks of 128 (dot form) or 3 of 512 (axpy form), k whole; 300 x 5000:
+  // 3 blocks of 128 (dot) or 1 of 512 (axpy), k split in 4 chunks of 1280; 40 x 9000: one block,
+  // k split in 8 chunks of 1280.
+  const Shape shapes[] = {{1100, 7, 150}, {300, 5, 5000}, {40, 16, 9000}};
+  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+    SCOPED_TRACE(kernel->name);
+    // aux out, aux in with row sums, operand sums of W (BGRADA when n is small, BGRADB when m is)
+    // and of the small operand (the other one).
+    for (Epilogue kind : {Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::BGRADA, Epilogue::BGRADB})
+      for (const Shape& shape : shapes)
+        for (int ops = 0; ops < 8; ++ops) {
+          GemmCase c;
+          const bool n_small = ops & 4;
+          c.m = n_small ? shape.large : shape.small, c.n = n_small ? shape.small : shape.large, c.k = shape.k;
+          c.op_a = ops & 1 ? Op::T : Op::N, c.op_b = ops & 2 ? Op::T : Op::N;
+          c.a = DType::bf16, c.b = DType::f16, c.d = DType::bf16, c.bias_dtype = DType::f32;
+          c.aux_dtype = DType::bf16, c.kind = kind, c.beta = 0.5f, c.c = DType::f32;
+          const GemmBuffers in = gemm_test::make_buffers(c, rng);
+          GemmBuffers one = in;
+          {
+            testing::ThreadsScope threads(1);
+            run_kernel(*kernel, one);
+          }
+          for (int t : {2, 3}) {
+            GemmBuffers many = in;
+            {
+              testing::ThreadsScope threads(t);
+              run_kernel(*kernel, many);
+            }
+            EXPECT_EQ(one.d.bytes, many.d.bytes) << t << " threads, " << c.describe();
+            EXPECT_EQ(one.aux.bytes, many.aux.bytes) << t << " threads, " << c.describe();
+            EXPECT_EQ(one.bias_grad.bytes, many.bias_grad.bytes) << t << " threads, " << c.describe();
+          }
+        }
+  }
+}
+
+// k split in chunks (few rows of the large operand, k >= 2048) and the operand sums taken in the
+// pass over W across several sum blocks of 256: every epilogue, every dtype (f16 in each mode),
+// every op combination, both orientations, against the reference.
+TEST(GemmSkinny, SplitKAndFusedOperandSumsAgainstTheReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> small(1, 16), large(1, 140), deep(2048, 6000), coin(0, 1), three(0, 2);
+  struct TypeMode {
+    DType t;
+    Fp16Mode mode;
+  };
+  const TypeMode types[] = {{DType::f32, Fp16Mode::exact},
+                            {DType::bf16, Fp16Mode::exact},
+                            {DType::f16, Fp16Mode::exact},
+                            {DType::f16, Fp16Mode::flush},
+                            {DType::f16, Fp16Mode::alt}};
+  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+    SCOPED_TRACE(kernel->name);
+    int index = 0;
+    for (const TypeMode& tm : types)
+      for (int ops = 0; ops < 8; ++ops)
+        for (int twice = 0; twice < 2; ++twice) {
+          GemmCase c;
+          const bool n_small = ops & 4;
+          c.m = n_small ? large(rng) : small(rng), c.n = n_small ? small(rng) : large(rng);
+          c.k = index % 3 == 0 ? 257 + 256 * three(rng) : deep(rng);  // several sum blocks, or split too
+          c.op_a = ops & 1 ? Op::T : Op::N, c.op_b = ops & 2 ? Op::T : Op::N;
+          c.a = tm.t, c.b = kTypes[three(rng)], c.mode = tm.mode;
+          if (coin(rng)) std::swap(c.a, c.b);
+          c.d = c.c = kTypes[three(rng)];
+          // Every epilogue in turn, the operand sums (the last two) on every third case.
+          c.kind = index % 3 == 2 ? (coin(rng) ? Epilogue::BGRADA : Epilogue::BGRADB)
+                                  : static_cast<Epilogue>(index % (static_cast<int>(Epilogue::BGRADB) + 1));
+          ++index;
+          c.beta = coin(rng) ? 0.0f : 0.5f;
+          c.gelu = coin(rng) ? GeluVariant::tanh : GeluVariant::erf;
+          c.bias_dtype = coin(rng) ? DType::f32 : c.d;
+          c.aux_dtype = c.d;
+          c.accumulate_bias_grad = coin(rng);
+          c.pad = three(rng) == 0 ? 3 : 0;
+          compare(*kernel, c, rng);
+          if (::testing::Test::HasFailure()) return;
+        }
+  }
+}
+
+// Where W is contiguous along its rows (op(A) = N with n small: BGRADA; op(B) = T with m small:
+// BGRADB), the sums taken in the pass over W have gemm_operand_sums' bits (the same fp32 chain per
+// row within each block of 256, the blocks added in double), also when k is split.
+TEST(GemmSkinny, FusedAxpySumsHaveTheOperandSumsBits) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   for (const cpu::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
-    for (Epilogue kind : {Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD})  // aux out, aux in, row sums
-      for (int ops = 0; ops < 8; ++ops) {
-        GemmCase c;
-        const bool n_small = ops & 4;
-        c.m = n_small ? 1100 : 7, c.n = n_small ? 7 : 1030, c.k = 150;  // 3 work units of 512
-        c.op_a = ops & 1 ? Op::T : Op::N, c.op_b = ops & 2 ? Op::T : Op::N;
-        c.a = DType::bf16, c.b = DType::f16, c.d = DType::bf16, c.bias_dtype = DType::f32;
-        c.aux_dtype = DType::bf16, c.kind = kind, c.beta = 0.5f, c.c = DType::f32;
-        const GemmBuffers in = gemm_test::make_buffers(c, rng);
-        GemmBuffers one = in, two = in;
-        {
-          testing::ThreadsScope threads(1);
-          run_kernel(*kernel, one);
+    for (DType t : kTypes)
+      for (const bool n_small : {true, false})
+        for (const std::int64_t k : {1, 255, 256, 700, 4100}) {
+          GemmCase c;
+          c.m = n_small ? 333 : 5, c.n = n_small ? 3 : 290, c.k = k;
+          c.op_a = Op::N, c.op_b = Op::T;
+          c.a = c.b = t, c.d = DType::f32, c.bias_dtype = DType::f32;
+          c.kind = n_small ? Epilogue::BGRADA : Epilogue::BGRADB, c.mode = Fp16Mode::flush;
+          GemmBuffers got = gemm_test::make_buffers(c, rng);
+          run_kernel(*kernel, got);
+          const cpu::GemmProblem p = cpu::make_gemm_problem(got.args());
+          std::vector<double> sums(static_cast<std::size_t>(n_small ? c.m : c.n));
+          cpu::gemm_operand_sums(p, sums.data());
+          for (std::size_t r = 0; r < sums.size(); ++r)
+            ASSERT_EQ(got.bias_grad.get(static_cast<std::int64_t>(r)), static_cast<double>(static_cast<float>(sums[r])))
+                << "row " << r << ", " << c.describe();
         }
-        {
-          testing::ThreadsScope threads(2);
-          run_kernel(*kernel, two);
-        }
-        EXPECT_EQ(one.d.bytes, two.d.bytes) << c.describe();
-        EXPECT_EQ(one.aux.bytes, two.aux.bytes) << c.describe();
-        EXPECT_EQ(one.bias_grad.bytes, two.bias_grad.bytes) << c.describe();
-      }
   }
 }
 

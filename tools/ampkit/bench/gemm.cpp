@@ -10,6 +10,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "tools/ampkit/bench/copy_ceiling.hpp"
 #include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/fill.hpp"
 #include "tools/ampkit/bench/gemm_case.hpp"
@@ -131,9 +132,23 @@ GemmArgs make_gemm_args(const PeerShape& s, const DtypeMode& dm, Epilogue e, Gem
   return g;
 }
 
+// A memory-bound (skinny: min(m, n) <= 16) case: its copy ceiling is measured.
+bool memory_bound(const PeerShape& s) { return std::min(s.m, s.n) <= 16; }
+
+// The bytes one call must move: op(A) and op(B) read once, D written once, aux written (forward)
+// or read (backward) once, the bias read and the bias gradient written once; all in the dtype.
+double bytes_moved(const PeerShape& s, DType t, Epilogue e) {
+  double elements = static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+  if (epilogue_uses_aux(e)) elements += static_cast<double>(s.m * s.n);
+  if (epilogue_reads_bias(e)) elements += static_cast<double>(s.m);
+  if (epilogue_writes_bias_grad(e)) elements += static_cast<double>(e == Epilogue::BGRADB ? s.n : s.m);
+  return elements * static_cast<double>(dtype_size(t));
+}
+
 // Phase 1: ampkit, every dtype x shape x epilogue x thread count; cases gemm_check refuses are
-// noted and skipped.
-std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vector<std::string>& notes) {
+// noted and skipped. copy: the copy ceilings of memory-bound cases (null when there are none).
+std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vector<std::string>& notes,
+                                    CopyCeiling* copy) {
   std::vector<BenchRow> rows;
   const int saved_threads = num_threads();
   for (const DtypeMode& dm : p.dtypes) {
@@ -160,6 +175,10 @@ std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vect
           const Measurement m = measure([&] { gemm(g); }, p.settings.measure);
           r.ms = m.median_ms;
           r.gflops = gemm_gflops(s, m.median_ms);
+          if (copy != nullptr && memory_bound(s)) {
+            r.bytes = bytes_moved(s, dm.dtype, e);
+            r.copy_gbps = copy->gbps(static_cast<std::int64_t>(r.bytes), t);
+          }
           rows.push_back(r);
           if (!p.json)
             std::fprintf(stderr, "  measured %s %lldx%lldx%lld %s %d thread(s): %.1f GFLOP/s\n", dm.name().c_str(),
@@ -183,7 +202,14 @@ int run_bench_gemm(const Args& given) {
   Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5);
   allocate_buffers(*plan, buffers);
   std::vector<std::string> notes;
-  std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes);
+  std::optional<CopyCeiling> copy;
+  if (std::any_of(plan->shapes.begin(), plan->shapes.end(), memory_bound)) {
+    copy.emplace(*std::max_element(plan->settings.threads.begin(), plan->settings.threads.end()),
+                 plan->settings.measure);
+    notes.push_back("GB/s = bytes moved (operands read once, outputs written once) / median time; xcopy = that / "
+                    "the copy bandwidth at the same footprint, same threads, this run (min(m, n) <= 16 only)");
+  }
+  std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes, copy ? &*copy : nullptr);
   // Phases 2 to 4: the peers (OpenBLAS child process, oneDNN, PyTorch child process), then the report.
   peaks.remeasure_keep_max(plan->quick ? 3 : 5);
   attach_peers(rows, peaks, plan->settings.peers, plan->settings.measure, notes);
