@@ -33,6 +33,7 @@
 #include "cpu/gemm/gemm_blocking.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/gelu_math.hpp"
+#include "cpu/math/gelu_rows.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
@@ -252,9 +253,9 @@ static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
 }
 
 // ---- Epilogue activations (types handed to the driver) ----
-// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). Traits T may bring their
-// own vector loops for the tanh GELU (gelu_tanh_rows(x, n), dgelu_tanh_rows(x, aux, n); the AMX
-// engine's, gelu_math_avx512.hpp); otherwise the scalar math of gelu_math.hpp, vectorized here.
+// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). The tanh GELU runs the
+// vector loops of gelu_rows.hpp (the same bits with AVX2 and AVX-512, so in every engine); the
+// erf GELU the scalar math of gelu_math.hpp, vectorized here.
 struct ActNone {
   static constexpr bool kReadsAux = false;
   template <class T>
@@ -273,8 +274,8 @@ struct ActGelu {
   static constexpr bool kReadsAux = false;
   template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh && requires { T::gelu_tanh_rows(x, n); }) {
-      T::gelu_tanh_rows(x, n);
+    if constexpr (V == GeluVariant::tanh) {
+      gemm_math::gelu_tanh_rows(x, n);
     } else {
 #pragma omp simd
       for (std::int64_t i = 0; i < n; ++i)
@@ -295,8 +296,8 @@ struct ActDGelu {
   static constexpr bool kReadsAux = true;
   template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh && requires { T::dgelu_tanh_rows(x, aux, n); }) {
-      T::dgelu_tanh_rows(x, aux, n);
+    if constexpr (V == GeluVariant::tanh) {
+      gemm_math::dgelu_tanh_rows(x, aux, n);
     } else {
 #pragma omp simd
       for (std::int64_t i = 0; i < n; ++i)
