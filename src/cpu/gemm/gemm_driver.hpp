@@ -72,6 +72,23 @@ static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool fl
   return subnormals;
 }
 
+// n <= 256 f16 values at src rounded to bf16 under alt (the bits of round_to_bf16 on the exact
+// fp32 value: RNE, NaN kept quiet; every f16 value, subnormals included, is a normal fp32, so
+// nothing is flushed), f16 subnormals counted. T::load_row widens with vcvtph2ps; the rest is
+// integer work that `omp simd` vectorizes (no vcvtneps2bf16: not in every engine's ISA).
+template <class T>
+static inline std::int64_t f16_run_to_bf16(const unsigned char* src, std::int64_t n, std::uint16_t* out) {
+  alignas(64) float wide[256];
+  T::load_row(src, DType::f16, n, wide);
+  std::int64_t subnormals = 0;
+#pragma omp simd reduction(+ : subnormals)
+  for (std::int64_t i = 0; i < n; ++i) {
+    subnormals += gemm_math::is_f16_subnormal_input(wide[i]) ? 1 : 0;
+    out[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(gemm_math::round_to_bf16(wide[i])) >> 16);
+  }
+  return subnormals;
+}
+
 // The optional traits with their defaults (see the top of this file).
 template <class T>
 constexpr std::int64_t k_step() {
@@ -192,6 +209,31 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
         }
       }
       return 0;
+    }
+  }
+  if constexpr (T::kPairs) {
+    // f16 under alt (the bf16 engines): each block of kAltKb k is rounded to bf16 into a staging
+    // block of the operand's own orientation, then packed by the bf16 paths above. Same bits as
+    // the fp32-staged loop below (the same rounding of the same values), a fraction of its work.
+    if (v.dtype == DType::f16 && alt) {
+      constexpr std::int64_t kAltKb = 256;
+      static_assert(kAltKb % step == 0 && kAltKb % kKb == 0, "staging blocks of whole k steps");
+      alignas(64) std::uint16_t staged[kAltKb * R];
+      const bool along_rows = v.r_stride == 1;
+      const OperandView sv{reinterpret_cast<const unsigned char*>(staged), DType::bf16, along_rows ? 1 : kAltKb,
+                           along_rows ? R : 1};
+      for (std::int64_t k0 = 0; k0 < k; k0 += kAltKb) {
+        const std::int64_t kb = imin(kAltKb, k - k0);
+        if (along_rows) {  // staged[kk * R + r]
+          for (std::int64_t kk = 0; kk < kb; ++kk)
+            subnormals += f16_run_to_bf16<T>(v.base + (r0 + (k0 + kk) * v.k_stride) * esize, rows, staged + kk * R);
+        } else {  // staged[r * kAltKb + kk]
+          for (std::int64_t r = 0; r < rows; ++r)
+            subnormals += f16_run_to_bf16<T>(v.base + ((r0 + r) * v.r_stride + k0) * esize, kb, staged + r * kAltKb);
+        }
+        pack_sliver<T, R, KGroup>(sv, 0, rows, kb, k0 + kAltKb < k ? kAltKb : kp - k0, false, false, dst + k0 * R);
+      }
+      return subnormals;
     }
   }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
