@@ -150,6 +150,10 @@ std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vect
             notes.push_back(std::string("skipped ") + dm.name() + " " + epilogue_name(e) + ": " + problem);
             continue;
           }
+          // The backward forms read aux as pre-activations: give them the fill's realistic values
+          // (|x| < 1), not what a GELU_AUX case before wrote there (GEMM outputs of uniform
+          // operands, |x| up to ~30 at k = 4096, where GELU' once made subnormals).
+          if (epilogue_reads_aux(e)) fill_uniform(b.aux.data(), dm.dtype, b.max_d, 3);
           set_num_threads(t);
           BenchRow r;
           r.shape = s;
