@@ -217,7 +217,7 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
     // the fp32-staged loop below (the same rounding of the same values), a fraction of its work.
     if (v.dtype == DType::f16 && alt) {
       constexpr std::int64_t kAltKb = 256;
-      static_assert(kAltKb % step == 0 && kAltKb % kKb == 0, "staging blocks of whole k steps");
+      static_assert(kAltKb % step == 0 && (KGroup == 0 || kAltKb % KGroup == 0), "staging blocks of whole k steps");
       alignas(64) std::uint16_t staged[kAltKb * R];
       const bool along_rows = v.r_stride == 1;
       const OperandView sv{reinterpret_cast<const unsigned char*>(staged), DType::bf16, along_rows ? 1 : kAltKb,

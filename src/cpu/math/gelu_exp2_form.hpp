@@ -27,12 +27,7 @@ constexpr float kGeluK3 = static_cast<float>(2.0 * 0.79788456080286536 * 3.0 * 0
 /// 2^f on [-1/2, 1/2]: the degree-6 polynomial interpolating 2^f at the 7 Chebyshev nodes,
 /// coefficients rounded to fp32 (relative error 1.9e-8 = 0.32 * 2^-24 with these fp32
 /// coefficients, evaluated in double; Horner in fp32 adds < 1.2 * 2^-24).
-constexpr float kExp2P[7] = {1.0f,
-                             0x1.62e43p-1f,
-                             0x1.ebfbe0p-3f,
-                             0x1.c6aeccp-5f,
-                             0x1.3b2a1cp-7f,
-                             0x1.5f48c0p-10f,
-                             0x1.444p-13f};
+constexpr float kExp2P[7] = {1.0f,           0x1.62e43p-1f,   0x1.ebfbe0p-3f, 0x1.c6aeccp-5f,
+                             0x1.3b2a1cp-7f, 0x1.5f48c0p-10f, 0x1.444p-13f};
 
 }  // namespace ampkit::cpu::gemm_math

@@ -23,7 +23,7 @@ static inline void gelu_tanh_rows(float* x, std::int64_t n) {
 #elif defined(__AVX2__) && defined(__FMA__)
   gelu_tanh_rows_avx2(x, n);
 #else
-  for (std::int64_t i = 0; i < n; ++i) x[i] = gelu_tanh(x[i]);  // not the exp2 form's bits
+  for (std::int64_t i = 0; i < n; ++i) x[i] = gelu_tanh(x[i]);                // not the exp2 form's bits
 #endif
 }
 
