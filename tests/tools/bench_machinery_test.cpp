@@ -1,5 +1,6 @@
 // Tests of the `ampkit bench` machinery (tools/ampkit/bench/): JSON escaping and numbers, sample
-// statistics, measure()'s repetition rules, aligned buffers, the memory check, norm shape limits.
+// statistics, measure()'s repetition rules and clocks, aligned buffers, the memory check, norm
+// shape limits.
 #include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/norm_case.hpp"
@@ -7,10 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ampkit/core/error.hpp"
@@ -86,6 +89,24 @@ TEST(BenchUtil, MeasureLoopsShortCalls) {
   options.min_sample_ms = 0.1;
   const Measurement m = measure([&] { sink = sink + 1.0; }, options);
   EXPECT_GT(m.calls_per_sample, 1);
+  EXPECT_GE(m.samples, 3);
+  EXPECT_GT(m.median_ms, 0.0);
+}
+
+// The thread's CPU time advances with work done in the thread and not while it sleeps.
+TEST(BenchUtil, ThreadCpuClockCountsWorkNotSleep) {
+  Timer cpu(BenchClock::thread_cpu), wall;
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_GE(wall.elapsed_ms(), 30.0);
+  EXPECT_LT(cpu.elapsed_ms(), 20.0);
+  volatile double sink = 0.0;
+  cpu.restart();
+  while (cpu.elapsed_ms() < 5.0) sink = sink + 1.0;  // ends only if the clock advances with work
+  MeasureOptions options;
+  options.clock = BenchClock::thread_cpu;
+  options.min_samples = 3;
+  options.min_total_ms = 1.0;
+  const Measurement m = measure([&] { sink = sink + 1.0; }, options);
   EXPECT_GE(m.samples, 3);
   EXPECT_GT(m.median_ms, 0.0);
 }

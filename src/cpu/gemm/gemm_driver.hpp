@@ -33,6 +33,7 @@
 #include "cpu/gemm/gemm_blocking.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/gelu_math.hpp"
+#include "cpu/math/gelu_rows.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
@@ -67,6 +68,23 @@ static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool fl
     subnormals += sub ? 1 : 0;
     float x = flush && sub ? 0.0f : v[i];
     v[i] = alt ? gemm_math::round_to_bf16(x) : x;
+  }
+  return subnormals;
+}
+
+// n <= 256 f16 values at src rounded to bf16 under alt (the bits of round_to_bf16 on the exact
+// fp32 value: RNE, NaN kept quiet; every f16 value, subnormals included, is a normal fp32, so
+// nothing is flushed), f16 subnormals counted. T::load_row widens with vcvtph2ps; the rest is
+// integer work that `omp simd` vectorizes (no vcvtneps2bf16: not in every engine's ISA).
+template <class T>
+static inline std::int64_t f16_run_to_bf16(const unsigned char* src, std::int64_t n, std::uint16_t* out) {
+  alignas(64) float wide[256];
+  T::load_row(src, DType::f16, n, wide);
+  std::int64_t subnormals = 0;
+#pragma omp simd reduction(+ : subnormals)
+  for (std::int64_t i = 0; i < n; ++i) {
+    subnormals += gemm_math::is_f16_subnormal_input(wide[i]) ? 1 : 0;
+    out[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(gemm_math::round_to_bf16(wide[i])) >> 16);
   }
   return subnormals;
 }
@@ -193,6 +211,31 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
       return 0;
     }
   }
+  if constexpr (T::kPairs) {
+    // f16 under alt (the bf16 engines): each block of kAltKb k is rounded to bf16 into a staging
+    // block of the operand's own orientation, then packed by the bf16 paths above. Same bits as
+    // the fp32-staged loop below (the same rounding of the same values), a fraction of its work.
+    if (v.dtype == DType::f16 && alt) {
+      constexpr std::int64_t kAltKb = 256;
+      static_assert(kAltKb % step == 0 && (KGroup == 0 || kAltKb % KGroup == 0), "staging blocks of whole k steps");
+      alignas(64) std::uint16_t staged[kAltKb * R];
+      const bool along_rows = v.r_stride == 1;
+      const OperandView sv{reinterpret_cast<const unsigned char*>(staged), DType::bf16, along_rows ? 1 : kAltKb,
+                           along_rows ? R : 1};
+      for (std::int64_t k0 = 0; k0 < k; k0 += kAltKb) {
+        const std::int64_t kb = imin(kAltKb, k - k0);
+        if (along_rows) {  // staged[kk * R + r]
+          for (std::int64_t kk = 0; kk < kb; ++kk)
+            subnormals += f16_run_to_bf16<T>(v.base + (r0 + (k0 + kk) * v.k_stride) * esize, rows, staged + kk * R);
+        } else {  // staged[r * kAltKb + kk]
+          for (std::int64_t r = 0; r < rows; ++r)
+            subnormals += f16_run_to_bf16<T>(v.base + ((r0 + r) * v.r_stride + k0) * esize, kb, staged + r * kAltKb);
+        }
+        pack_sliver<T, R, KGroup>(sv, 0, rows, kb, k0 + kAltKb < k ? kAltKb : kp - k0, false, false, dst + k0 * R);
+      }
+      return subnormals;
+    }
+  }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKb) {
     const std::int64_t kb = imin(kKb, k - k0);
     if (v.r_stride == 1) {  // contiguous along rows: one row-run per kk
@@ -252,9 +295,9 @@ static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
 }
 
 // ---- Epilogue activations (types handed to the driver) ----
-// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). Traits T may bring their
-// own vector loops for the tanh GELU (gelu_tanh_rows(x, n), dgelu_tanh_rows(x, aux, n); the AMX
-// engine's, gelu_math_avx512.hpp); otherwise the scalar math of gelu_math.hpp, vectorized here.
+// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). The tanh GELU runs the
+// vector loops of gelu_rows.hpp (the same bits with AVX2 and AVX-512, so in every engine); the
+// erf GELU the scalar math of gelu_math.hpp, vectorized here.
 struct ActNone {
   static constexpr bool kReadsAux = false;
   template <class T>
@@ -273,8 +316,8 @@ struct ActGelu {
   static constexpr bool kReadsAux = false;
   template <class T>
   static inline void apply(float* x, const float*, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh && requires { T::gelu_tanh_rows(x, n); }) {
-      T::gelu_tanh_rows(x, n);
+    if constexpr (V == GeluVariant::tanh) {
+      gemm_math::gelu_tanh_rows(x, n);
     } else {
 #pragma omp simd
       for (std::int64_t i = 0; i < n; ++i)
@@ -295,8 +338,8 @@ struct ActDGelu {
   static constexpr bool kReadsAux = true;
   template <class T>
   static inline void apply(float* x, const float* aux, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh && requires { T::dgelu_tanh_rows(x, aux, n); }) {
-      T::dgelu_tanh_rows(x, aux, n);
+    if constexpr (V == GeluVariant::tanh) {
+      gemm_math::dgelu_tanh_rows(x, aux, n);
     } else {
 #pragma omp simd
       for (std::int64_t i = 0; i < n; ++i)

@@ -8,7 +8,6 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
-#include "cpu/math/gelu_math_avx512.hpp"
 #include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {
@@ -47,13 +46,6 @@ struct Bf16Amx : Avx512Ops {
   static inline void prepare_thread() {
     static constexpr TileConfig config{};
     _tile_loadconfig(&config);
-  }
-
-  // The tanh GELU of the epilogue on AVX-512 directly (vscalefps exponential): at ~500 GFLOP/s
-  // of tdpbf16ps the activation of a tile costs about as much as its k-loop at k = 128.
-  static inline void gelu_tanh_rows(float* x, std::int64_t n) { gemm_math::gelu_tanh_rows_avx512(x, n); }
-  static inline void dgelu_tanh_rows(float* x, const float* aux, std::int64_t n) {
-    gemm_math::dgelu_tanh_rows_avx512(x, aux, n);
   }
 
   // One k group of packed B from bf16 contiguous along rows (op(B) transposed):

@@ -1,7 +1,7 @@
 // The AMX entry (gemm_ukernel_bf16_32x32_amx) run directly, whatever the dispatcher would pick:
 // edge shapes around its 32 x 32 tile and 32-deep k steps against the reference, 1 and 2
 // threads bit for bit, tdpbf16ps's summation order (docs/GEMM.md) and the BGRADB sums taken while
-// packing bit for bit, its tanh GELU within the bounds of docs/NUMERICS.md. Skipped, with
+// packing bit for bit (its tanh GELU, every engine's: gemm_gelu_epilogue_test.cpp). Skipped, with
 // the reason, where the machine, the ISA cap or the OS rules AMX out.
 #include <gtest/gtest.h>
 
@@ -139,50 +139,6 @@ TEST(GemmAmx, BgradbSummedWhilePackingHasTheOperandSumsBits) {
       gemm_test::run_reference(want);
       gemm_test::expect_close(in, got, want);
     }
-}
-
-// The engine's own tanh GELU and GELU' (gelu_math_avx512.hpp) through its epilogue, over
-// [-30, 30] against double: the bounds of docs/NUMERICS.md, |gelu - exact| <= 8 * 2^-24 * |x|
-// and |gelu' - exact| <= 8 * 2^-24. GELU_BIAS with A = 0 makes x = bias (any fp32 value);
-// DGELU with A = B = 1 makes D = gelu'(aux).
-TEST(GemmAmx, TanhGeluOfTheEpilogueIsWithinAFewUlp) {
-  if (const char* why = amx_unavailable()) GTEST_SKIP() << "gemm_ukernel_bf16_32x32_amx: " << why;
-  constexpr double kPi = 3.14159265358979323846, kU = 0x1p-24;
-  std::vector<float> x;
-  for (double v = -30.0; v <= 30.0; v += 0.000917) x.push_back(static_cast<float>(v));
-  const auto m = static_cast<std::int64_t>(x.size());
-  for (const bool backward : {false, true}) {
-    std::vector<std::uint16_t> a(static_cast<std::size_t>(m), backward ? 0x3f80 : 0), b(1, 0x3f80);  // 1.0 or 0
-    std::vector<float> d(static_cast<std::size_t>(m), std::nanf(""));
-    GemmArgs g;
-    g.m = m, g.n = 1, g.k = 1;
-    g.a = a.data(), g.a_dtype = DType::bf16, g.lda = m;
-    g.b = b.data(), g.b_dtype = DType::bf16, g.ldb = 1;
-    g.d = d.data(), g.d_dtype = DType::f32, g.ldd = m;
-    g.epilogue.kind = backward ? Epilogue::DGELU : Epilogue::GELU_BIAS;
-    g.epilogue.gelu = GeluVariant::tanh;
-    if (backward) {
-      g.epilogue.aux = x.data(), g.epilogue.aux_dtype = DType::f32, g.epilogue.aux_ld = m;
-    } else {
-      g.epilogue.bias = x.data(), g.epilogue.bias_dtype = DType::f32;
-    }
-    cpu::GemmCounters counters;
-    amx_entry().run(cpu::make_gemm_problem(g), counters);
-    double worst = 0.0;
-    for (std::int64_t i = 0; i < m; ++i) {
-      const double xd = x[static_cast<std::size_t>(i)];
-      const double t = std::tanh(std::sqrt(2 / kPi) * (xd + 0.044715 * xd * xd * xd));
-      const double want =
-          backward ? 0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * std::sqrt(2 / kPi) * (1 + 3 * 0.044715 * xd * xd)
-                   : 0.5 * xd * (1 + t);
-      const double scale = backward ? 1.0 : std::fabs(xd);
-      const double err = std::fabs(static_cast<double>(d[static_cast<std::size_t>(i)]) - want) / (kU * scale);
-      ASSERT_LE(err, 8.0) << (backward ? "gelu'(" : "gelu(") << x[static_cast<std::size_t>(i)]
-                          << ") = " << d[static_cast<std::size_t>(i)] << ", exact " << want;
-      worst = std::max(worst, err);
-    }
-    RecordProperty(backward ? "dgelu_worst_ulps_of_1" : "gelu_worst_ulps_of_x", std::to_string(worst));
-  }
 }
 
 // Per 32-deep k step (one tdpbf16ps), two fp32 partial sums start at zero: the products of even

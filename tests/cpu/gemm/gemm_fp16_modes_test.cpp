@@ -15,50 +15,76 @@ namespace {
 using gemm_test::GemmBuffers;
 using gemm_test::GemmCase;
 
+// Every layout of both operands (the alt packing rounds f16 to bf16 in blocks of 256 k along the
+// operand's own orientation, so k = 600 crosses blocks and ends in a partial k step), with f16
+// subnormals, the smallest normal and 11-bit values planted: the same bits as bf16-rounded operands given
+// as bf16, the same subnormal count as the exact mode, and the reference's tolerance.
 TEST(GemmFp16Modes, AltEqualsBf16RoundedOperands) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> which(0, 15), mantissa(1, 1023);
+  struct Shape {
+    std::int64_t m, n, k;
+  };
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
     SCOPED_TRACE(std::string("isa ") + std::string(isa_name(isa)));
-    for (Epilogue kind : {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::BGRADB}) {
-      GemmCase c;
-      c.m = 45, c.n = 38, c.k = 77, c.op_a = Op::T;
-      c.a = c.b = DType::f16, c.d = DType::f16, c.bias_dtype = c.aux_dtype = DType::f16;
-      c.kind = kind, c.mode = Fp16Mode::alt;
-      const GemmBuffers in = gemm_test::make_buffers(c, rng);
-      // The same problem with the operands rounded to bf16 and given as bf16.
-      GemmBuffers rounded = in;
-      rounded.cfg.a = rounded.cfg.b = DType::bf16;
-      rounded.a = testing::Buffer(DType::bf16, in.a.size());
-      rounded.b = testing::Buffer(DType::bf16, in.b.size());
-      for (std::int64_t i = 0; i < in.a.size(); ++i) rounded.a.set(i, in.a.get(i));
-      for (std::int64_t i = 0; i < in.b.size(); ++i) rounded.b.set(i, in.b.get(i));
-      GemmBuffers alt = in;
-      GemmReport report;
-      gemm(alt.args(), &report);
-      EXPECT_TRUE(report.fp16);
-      EXPECT_EQ(report.fp16_mode, Fp16Mode::alt);
-      gemm(rounded.args());  // same kernel family, same values: the same bits
-      EXPECT_EQ(alt.d.bytes, rounded.d.bytes) << c.describe();
-      EXPECT_EQ(alt.aux.bytes, rounded.aux.bytes) << c.describe();
-      if (kind == Epilogue::BGRADB) {
-        // The bias gradient sums B as given, not bf16-rounded: the exact mode's bits.
-        GemmBuffers exact = in;
-        exact.cfg.mode = Fp16Mode::exact;
-        gemm(exact.args());
-        EXPECT_EQ(alt.bias_grad.bytes, exact.bias_grad.bytes) << c.describe();
-      } else {
-        EXPECT_EQ(alt.bias_grad.bytes, rounded.bias_grad.bytes) << c.describe();  // sums of D
-      }
-      // And the reference on the rounded operands agrees within the usual tolerance.
-      GemmBuffers want = rounded;
-      gemm_test::run_reference(want);
-      GemmBuffers got = alt;
-      if (kind == Epilogue::BGRADB) got.bias_grad = want.bias_grad;  // checked above, as given
-      gemm_test::expect_close(rounded, got, want);
-    }
+    for (const Shape& shape : {Shape{45, 38, 77}, Shape{70, 33, 600}})
+      for (const Op op_a : {Op::N, Op::T})
+        for (const Op op_b : {Op::N, Op::T})
+          for (Epilogue kind : {Epilogue::DEFAULT, Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::BGRADB}) {
+            if (shape.k > 100 && kind != Epilogue::DEFAULT) continue;  // the packing is what differs
+            GemmCase c;
+            c.m = shape.m, c.n = shape.n, c.k = shape.k, c.op_a = op_a, c.op_b = op_b;
+            c.a = c.b = DType::f16, c.d = DType::f16, c.bias_dtype = c.aux_dtype = DType::f16;
+            c.kind = kind, c.mode = Fp16Mode::alt;
+            GemmBuffers in = gemm_test::make_buffers(c, rng);
+            std::int64_t planted = 0;
+            for (testing::Buffer* op : {&in.a, &in.b})
+              for (std::int64_t i = 0; i < op->size(); ++i) {
+                const int w = which(rng);
+                if (w == 0) {
+                  op->set(i, std::ldexp(static_cast<double>(mantissa(rng)), -24) * (i % 2 == 0 ? 1 : -1));
+                  ++planted;
+                } else if (w == 1) {
+                  op->set(i, i % 2 == 0 ? 40.0625 : -0.00006103515625);  // 11 significant bits; -2^-14
+                }
+              }
+            // The same problem with the operands rounded to bf16 and given as bf16.
+            GemmBuffers rounded = in;
+            rounded.cfg.a = rounded.cfg.b = DType::bf16;
+            rounded.a = testing::Buffer(DType::bf16, in.a.size());
+            rounded.b = testing::Buffer(DType::bf16, in.b.size());
+            for (std::int64_t i = 0; i < in.a.size(); ++i) rounded.a.set(i, in.a.get(i));
+            for (std::int64_t i = 0; i < in.b.size(); ++i) rounded.b.set(i, in.b.get(i));
+            GemmBuffers alt = in;
+            GemmReport report;
+            gemm(alt.args(), &report);
+            EXPECT_TRUE(report.fp16);
+            EXPECT_EQ(report.fp16_mode, Fp16Mode::alt);
+            EXPECT_GE(report.fp16_subnormal_inputs, planted) << c.describe();
+            GemmBuffers exact = in;
+            exact.cfg.mode = Fp16Mode::exact;
+            GemmReport exact_report;
+            gemm(exact.args(), &exact_report);
+            EXPECT_EQ(report.fp16_subnormal_inputs, exact_report.fp16_subnormal_inputs) << c.describe();
+            gemm(rounded.args());  // same kernel family, same values: the same bits
+            EXPECT_EQ(alt.d.bytes, rounded.d.bytes) << c.describe();
+            EXPECT_EQ(alt.aux.bytes, rounded.aux.bytes) << c.describe();
+            if (kind == Epilogue::BGRADB) {
+              // The bias gradient sums B as given, not bf16-rounded: the exact mode's bits.
+              EXPECT_EQ(alt.bias_grad.bytes, exact.bias_grad.bytes) << c.describe();
+            } else {
+              EXPECT_EQ(alt.bias_grad.bytes, rounded.bias_grad.bytes) << c.describe();  // sums of D
+            }
+            // And the reference on the rounded operands agrees within the usual tolerance.
+            GemmBuffers want = rounded;
+            gemm_test::run_reference(want);
+            GemmBuffers got = alt;
+            if (kind == Epilogue::BGRADB) got.bias_grad = want.bias_grad;  // checked above, as given
+            gemm_test::expect_close(rounded, got, want);
+          }
   }
 }
 

@@ -36,7 +36,7 @@ struct GemmPlan {
 // Parses the command line; nullopt when --help was given (and printed).
 std::optional<GemmPlan> parse_plan(const Args& args) {
   CommonOptions common;
-  std::optional<std::string> shapes, dtypes, epilogues, op, peers;
+  std::optional<std::string> shapes, dtypes, epilogues, op, peers, clock;
   cli::OptionParser parser("bench gemm", "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS, oneDNN and PyTorch.");
   parser
       .text("--shapes", "MxNxK,...", &shapes,
@@ -45,7 +45,10 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
       .text("--dtype", "LIST", &dtypes, "f32,bf16,f16 (f16 = f16:exact,f16:flush,f16:alt); default all")
       .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
       .choice("--op", {"nn", "tn", "nt", "tt"}, &op, "op(A), op(B) (default nn)")
-      .text("--peers", "LIST", &peers, "openblas,onednn,torch (default; torch where python3 imports it) or none");
+      .text("--peers", "LIST", &peers, "openblas,onednn,torch (default; torch where python3 imports it) or none")
+      .choice("--clock", {"wall", "thread"}, &clock,
+              "wall (default), or the thread's CPU time: leaves out the time a 1-thread\n"
+              "run waits for a core on a loaded machine (only with --threads 1)");
   add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "D (m x n, column-major) = epilogue(op(A) op(B)); A, B, D, bias, aux all in the dtype.\n"
@@ -67,6 +70,11 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
   p.epilogues = parse_epilogues(
       epilogues.value_or(p.quick ? "DEFAULT,GELU_AUX_BIAS" : "DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB"));
   p.settings = make_run_settings(common, peers);
+  if (clock.value_or("wall") == "thread") {
+    if (p.settings.threads != std::vector<int>{1})
+      cli::usage_fail("--clock thread: only with --threads 1 (other threads' time is not counted)");
+    p.settings.measure.clock = BenchClock::thread_cpu;
+  }
   return p;
 }
 
@@ -165,6 +173,10 @@ std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vect
             notes.push_back(std::string("skipped ") + dm.name() + " " + epilogue_name(e) + ": " + problem);
             continue;
           }
+          // The backward forms read aux as pre-activations: give them the fill's realistic values
+          // (|x| < 1), not what a GELU_AUX case before wrote there (GEMM outputs of uniform
+          // operands, |x| up to ~30 at k = 4096, where GELU' once made subnormals).
+          if (epilogue_reads_aux(e)) fill_uniform(b.aux.data(), dm.dtype, b.max_d, 3);
           set_num_threads(t);
           BenchRow r;
           r.shape = s;

@@ -99,6 +99,10 @@ bool epilogue_uses_aux(Epilogue e) {
          e == Epilogue::DRELU_BGRAD;
 }
 
+bool epilogue_reads_aux(Epilogue e) {
+  return e == Epilogue::DGELU || e == Epilogue::DGELU_BGRAD || e == Epilogue::DRELU || e == Epilogue::DRELU_BGRAD;
+}
+
 std::vector<std::array<std::int64_t, 3>> parse_triples(const std::string& text, const char* form) {
   std::vector<std::array<std::int64_t, 3>> out;
   for (const std::string& item : cli::split_list(text)) {

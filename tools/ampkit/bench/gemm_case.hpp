@@ -36,6 +36,8 @@ std::vector<Epilogue> parse_epilogues(const std::string& text);
 bool epilogue_reads_bias(Epilogue e);
 bool epilogue_writes_bias_grad(Epilogue e);
 bool epilogue_uses_aux(Epilogue e);
+/// The backward forms (DGELU, DRELU and their BGRAD forms): aux is an input of pre-activations.
+bool epilogue_reads_aux(Epilogue e);
 
 /// Parses "4096x1024x768,1x4096x4096" into triples, each dim in [1, 2^20]; `form` names the
 /// expected item ("MxNxK"). Throws cli::UsageError.

@@ -5,23 +5,38 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <utility>
 #include <vector>
 
 namespace ampkit::tools::bench {
 
-/// A steady-clock stopwatch, started at construction.
+/// Which clock a Timer reads: wall time (steady clock), or the CPU time of the calling thread,
+/// which leaves out the time the thread waits for a core — for 1-thread runs on a shared,
+/// loaded machine; it would undercount a call that works in other threads.
+enum class BenchClock { wall, thread_cpu };
+
+/// Milliseconds on `clock` since an arbitrary origin.
+inline double clock_ms(BenchClock clock) {
+  if (clock == BenchClock::thread_cpu) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// A stopwatch (steady clock by default), started at construction.
 class Timer {
  public:
-  Timer() : start_(std::chrono::steady_clock::now()) {}
-  void restart() { start_ = std::chrono::steady_clock::now(); }
+  explicit Timer(BenchClock clock = BenchClock::wall) : clock_(clock), start_(clock_ms(clock)) {}
+  void restart() { start_ = clock_ms(clock_); }
   /// Milliseconds since construction or the last restart().
-  double elapsed_ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  }
+  double elapsed_ms() const { return clock_ms(clock_) - start_; }
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  BenchClock clock_;
+  double start_;
 };
 
 /// How long measure() keeps repeating.
@@ -31,6 +46,7 @@ struct MeasureOptions {
   double min_total_ms = 100.0;  // ...and at least this much timed time in total,
   int max_samples = 1000;       // but never more samples than this.
   double min_sample_ms = 0.2;   // a sample loops a short call until it lasts about this long
+  BenchClock clock = BenchClock::wall;
 };
 
 /// Per-call time of a measured function.
@@ -56,7 +72,7 @@ Measurement measure(Fn&& fn, const MeasureOptions& options = {}) {
   // Calibrate: how many calls make one sample of at least min_sample_ms.
   std::int64_t calls = 1;
   for (;;) {
-    Timer t;
+    Timer t(options.clock);
     for (std::int64_t i = 0; i < calls; ++i) fn();
     const double ms = t.elapsed_ms();
     if (ms >= options.min_sample_ms || calls >= (std::int64_t{1} << 24)) break;
@@ -68,7 +84,7 @@ Measurement measure(Fn&& fn, const MeasureOptions& options = {}) {
   std::vector<double> times;
   double total = 0.0;
   while (static_cast<int>(times.size()) < options.max_samples) {
-    Timer t;
+    Timer t(options.clock);
     for (std::int64_t i = 0; i < calls; ++i) fn();
     const double ms = t.elapsed_ms();
     times.push_back(ms / static_cast<double>(calls));
