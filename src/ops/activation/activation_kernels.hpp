@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "ops/kernel_registry.hpp"
 
@@ -15,6 +16,8 @@ namespace ampkit::cpu {
 /// Forward: y = gelu(x). Backward: dx = dy * gelu'(x). Every operand [rows, n], last dim
 /// contiguous, its own row stride; rows, n >= 1. out may be exactly dy (backward) or x (forward).
 struct GeluProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   bool backward = false;
@@ -42,3 +45,11 @@ void gelu_reference(const GeluProblem& p);
 std::span<const GeluEntry> gelu_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA list (src/cuda/activation/gelu_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::GeluEntry> gelu_cuda_kernels();
+
+}  // namespace ampkit::cuda

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/attention.hpp"
 #include "ops/kernel_registry.hpp"
 
@@ -35,6 +36,8 @@ struct AttentionOutput {
 /// (the default 1/sqrt(head_dim) already resolved, rounded to float). out and lse overlap no
 /// operand; q, k, v may overlap each other. lse: [batch, heads, seq] f32, contiguous.
 struct AttentionForwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t batch = 0, seq = 0, heads = 1, head_dim = 1;
   float scale = 1.0f;
   AttentionInput q, k, v;
@@ -46,6 +49,8 @@ struct AttentionForwardProblem {
 /// every input and from each other (exact test: they may be interleaved column slices of one
 /// packed buffer). With accumulate, each present output gets += instead of =.
 struct AttentionBackwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t batch = 0, seq = 0, heads = 1, head_dim = 1;
   float scale = 1.0f;
   AttentionInput q, k, v, out, dout;
@@ -69,3 +74,12 @@ std::span<const AttentionForwardEntry> attention_forward_kernels();
 std::span<const AttentionBackwardEntry> attention_backward_kernels();
 
 }  // namespace ampkit::ops
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/attention/attention_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels();
+std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda

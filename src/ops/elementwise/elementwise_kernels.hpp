@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -25,6 +26,8 @@ struct ElementwiseOperand {
 /// out = a + b (add, add_accumulate, add_row_vector) or out = alpha * a (scale; b.data null).
 /// rows, n >= 1; out is disjoint from a and b or exactly one of them (in place).
 struct ElementwiseProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   ElementwiseOperand a;
@@ -66,3 +69,11 @@ std::span<const ElementwiseEntry> elementwise_kernels();
 std::span<const SumRowsEntry> sum_rows_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA list (src/cuda/elementwise/elementwise_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels();
+
+}  // namespace ampkit::cuda

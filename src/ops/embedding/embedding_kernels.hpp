@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -20,6 +21,8 @@ inline constexpr std::int64_t kEmbeddingColumns = 64;
 /// tokens >= 1, dim >= 1; every id in [0, vocab); table and out [.., dim] with their own row
 /// strides; out disjoint from ids and table.
 struct EmbeddingForwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t tokens = 0;
   std::int64_t vocab = 0;
   std::int64_t dim = 0;
@@ -38,6 +41,8 @@ struct EmbeddingForwardProblem {
 /// vocab >= 1, dim >= 1, tokens >= 0; every id in [0, vocab); dout [tokens, dim] and dtable
 /// [vocab, dim] with their own row strides; dtable disjoint from ids and dout.
 struct EmbeddingBackwardProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t tokens = 0;
   std::int64_t vocab = 0;
   std::int64_t dim = 0;
@@ -72,3 +77,12 @@ std::span<const EmbeddingForwardEntry> embedding_forward_kernels();
 std::span<const EmbeddingBackwardEntry> embedding_backward_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/embedding/embedding_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
+std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda

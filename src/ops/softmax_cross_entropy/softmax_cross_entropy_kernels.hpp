@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -20,6 +21,8 @@ inline constexpr std::int64_t kSoftmaxBlock = 256;
 /// rows >= 1, classes >= 1; targets in [0, classes); logits and dlogits [rows, classes] with their
 /// own row strides (dlogits may be exactly logits); loss, lse, targets disjoint from the outputs.
 struct SoftmaxCrossEntropyProblem {
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t classes = 0;
   const void* logits = nullptr;
@@ -52,3 +55,12 @@ std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels(
 std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/softmax_cross_entropy/softmax_cross_entropy_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels();
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda
