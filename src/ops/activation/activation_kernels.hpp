@@ -16,8 +16,6 @@ namespace ampkit::cpu {
 /// Forward: y = gelu(x). Backward: dx = dy * gelu'(x). Every operand [rows, n], last dim
 /// contiguous, its own row stride; rows, n >= 1. out may be exactly dy (backward) or x (forward).
 struct GeluProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   bool backward = false;
@@ -31,6 +29,8 @@ struct GeluProblem {
   void* out = nullptr;  // y (forward) or dx (backward)
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using GeluFn = void (*)(const GeluProblem&);

@@ -36,27 +36,27 @@ struct AttentionOutput {
 /// (the default 1/sqrt(head_dim) already resolved, rounded to float). out and lse overlap no
 /// operand; q, k, v may overlap each other. lse: [batch, heads, seq] f32, contiguous.
 struct AttentionForwardProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t batch = 0, seq = 0, heads = 1, head_dim = 1;
   float scale = 1.0f;
   AttentionInput q, k, v;
   AttentionOutput out;
   float* lse = nullptr;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// A backward call after validation: as the forward; dq/dk/dv absent (data null) or disjoint from
 /// every input and from each other (exact test: they may be interleaved column slices of one
 /// packed buffer). With accumulate, each present output gets += instead of =.
 struct AttentionBackwardProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t batch = 0, seq = 0, heads = 1, head_dim = 1;
   float scale = 1.0f;
   AttentionInput q, k, v, out, dout;
   const float* lse = nullptr;
   AttentionOutput dq, dk, dv;
   bool accumulate = false;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using AttentionForwardFn = void (*)(const AttentionForwardProblem&);

@@ -26,8 +26,6 @@ struct ElementwiseOperand {
 /// out = a + b (add, add_accumulate, add_row_vector) or out = alpha * a (scale; b.data null).
 /// rows, n >= 1; out is disjoint from a and b or exactly one of them (in place).
 struct ElementwiseProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t n = 0;
   ElementwiseOperand a;
@@ -36,6 +34,8 @@ struct ElementwiseProblem {
   void* out = nullptr;
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// out[j] (+)= sum over r of x[r, j]. rows >= 0, n >= 1; out: [n], disjoint from x.

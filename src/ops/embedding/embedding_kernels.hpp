@@ -21,8 +21,6 @@ inline constexpr std::int64_t kEmbeddingColumns = 64;
 /// tokens >= 1, dim >= 1; every id in [0, vocab); table and out [.., dim] with their own row
 /// strides; out disjoint from ids and table.
 struct EmbeddingForwardProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t tokens = 0;
   std::int64_t vocab = 0;
   std::int64_t dim = 0;
@@ -33,6 +31,8 @@ struct EmbeddingForwardProblem {
   void* out = nullptr;  // [tokens, dim]
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// Backward: for every row v hit by some id, s = sum over t with ids[t] == v of dout[t, :]
@@ -41,8 +41,6 @@ struct EmbeddingForwardProblem {
 /// vocab >= 1, dim >= 1, tokens >= 0; every id in [0, vocab); dout [tokens, dim] and dtable
 /// [vocab, dim] with their own row strides; dtable disjoint from ids and dout.
 struct EmbeddingBackwardProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t tokens = 0;
   std::int64_t vocab = 0;
   std::int64_t dim = 0;
@@ -54,6 +52,8 @@ struct EmbeddingBackwardProblem {
   DType dtable_dtype = DType::f32;
   std::int64_t dtable_row_stride = 0;
   bool accumulate = false;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using EmbeddingForwardFn = void (*)(const EmbeddingForwardProblem&);

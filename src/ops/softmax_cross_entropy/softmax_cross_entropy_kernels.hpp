@@ -21,8 +21,6 @@ inline constexpr std::int64_t kSoftmaxBlock = 256;
 /// rows >= 1, classes >= 1; targets in [0, classes); logits and dlogits [rows, classes] with their
 /// own row strides (dlogits may be exactly logits); loss, lse, targets disjoint from the outputs.
 struct SoftmaxCrossEntropyProblem {
-  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
-  int device_index = 0;
   std::int64_t rows = 0;
   std::int64_t classes = 0;
   const void* logits = nullptr;
@@ -35,6 +33,8 @@ struct SoftmaxCrossEntropyProblem {
   void* dlogits = nullptr;                // backward output
   DType dlogits_dtype = DType::f32;
   std::int64_t dlogits_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using SoftmaxCrossEntropyFn = void (*)(const SoftmaxCrossEntropyProblem&);
