@@ -12,6 +12,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/graph/trainer.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 #include "cuda_test_support.hpp"
 
 namespace ampkit::cuda_test {
@@ -115,6 +116,17 @@ TEST(CudaTrainer, Bf16FollowsTheCpu) {
 
 TEST(CudaTrainer, F16FollowsTheCpu) {
   AMPKIT_REQUIRE_GPU();
+  expect_cuda_follows_cpu(DType::f16);
+}
+
+// The MI200 model: forward GEMM nodes flush f16 subnormals, tagged backward ones take the alt
+// path (bf16-rounded operands), per node, on both devices (DESIGN.md section 6).
+TEST(CudaTrainer, F16Mi200PolicyFollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  struct Mi200 {
+    Mi200() { set_fp16_device_model(Fp16DeviceModel::mi200); }
+    ~Mi200() { clear_fp16_device_model(); }
+  } model;
   expect_cuda_follows_cpu(DType::f16);
 }
 
