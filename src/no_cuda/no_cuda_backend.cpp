@@ -5,10 +5,10 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
-#include "ops/device_memory.hpp"
 #include "ops/activation/activation_kernels.hpp"
 #include "ops/attention/attention_problem.hpp"
 #include "ops/convert/convert_kernels.hpp"
+#include "ops/device_memory.hpp"
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 #include "ops/gemm/gemm_kernels.hpp"

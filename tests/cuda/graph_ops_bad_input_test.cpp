@@ -30,7 +30,9 @@ std::string error_of(F call, ErrorKind* kind = nullptr) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TensorView on(void* p, DType t, std::initializer_list<std::int64_t> shape, Device d) { return TensorView(p, t, shape, d); }
+TensorView on(void* p, DType t, std::initializer_list<std::int64_t> shape, Device d) {
+  return TensorView(p, t, shape, d);
+}
 
 }  // namespace
 
@@ -47,7 +49,9 @@ TEST(CudaGraphOpsBadInput, WithoutAGpuEveryOpSaysWhy) {
   Case cases[7];
   cases[0].expect = "gelu_forward: x is in cuda:0 memory, but ";
   cases[0].message = error_of(
-      [&] { gelu_forward(on(host, DType::f32, {2, 4}, c), on(host + 8, DType::f32, {2, 4}, c), GeluVariant::tanh); },
+      [&] {
+        gelu_forward(on(host, DType::f32, {2, 4}, c), on(host + 8, DType::f32, {2, 4}, c), GeluVariant::tanh);
+      },
       &cases[0].kind);
   cases[1].expect = "add: a is in cuda:0 memory, but ";
   cases[1].message = error_of(
@@ -58,13 +62,16 @@ TEST(CudaGraphOpsBadInput, WithoutAGpuEveryOpSaysWhy) {
       error_of([&] { convert(on(host, DType::f32, {4}, c), on(host + 8, DType::bf16, {4}, c)); }, &cases[2].kind);
   cases[3].expect = "embedding_forward: table is in cuda:0 memory, but ";
   cases[3].message = error_of(
-      [&] { embedding_forward(on(ids, DType::i32, {4}, c), on(host, DType::f32, {2, 4}, c), on(host + 8, DType::f32, {4, 4}, c)); },
+      [&] {
+        embedding_forward(on(ids, DType::i32, {4}, c), on(host, DType::f32, {2, 4}, c),
+                          on(host + 8, DType::f32, {4, 4}, c));
+      },
       &cases[3].kind);
   cases[4].expect = "embedding_backward: dtable is in cuda:0 memory, but ";
   cases[4].message = error_of(
       [&] {
-        embedding_backward(on(ids, DType::i32, {4}, c), on(host, DType::f32, {4, 4}, c), on(host + 16, DType::f32, {2, 4}, c),
-                           false);
+        embedding_backward(on(ids, DType::i32, {4}, c), on(host, DType::f32, {4, 4}, c),
+                           on(host + 16, DType::f32, {2, 4}, c), false);
       },
       &cases[4].kind);
   cases[5].expect = "softmax_cross_entropy_forward: logits is in cuda:0 memory, but ";
@@ -101,13 +108,13 @@ TEST(CudaGraphOpsBadInput, MixedDevicesAndHostPointersAreRejected) {
   const std::string one_device = "every operand of one call must be on one device";
 
   // gelu: y on the cpu, x on cuda.
-  std::string m = error_of(
-      [&] { gelu_forward(on(x.get(), DType::f32, {2, 4}, c), on(h, DType::f32, {2, 4}, cpu), GeluVariant::tanh); });
+  std::string m = error_of([&] {
+    gelu_forward(on(x.get(), DType::f32, {2, 4}, c), on(h, DType::f32, {2, 4}, cpu), GeluVariant::tanh);
+  });
   EXPECT_TRUE(contains(m, "gelu_forward: y is in cpu memory, but x is in cuda:0 memory: " + one_device)) << m;
   // add: b on the cpu.
-  m = error_of([&] {
-    add(on(x.get(), DType::f32, {8}, c), on(h, DType::f32, {8}, cpu), on(y.get(), DType::f32, {8}, c));
-  });
+  m = error_of(
+      [&] { add(on(x.get(), DType::f32, {8}, c), on(h, DType::f32, {8}, cpu), on(y.get(), DType::f32, {8}, c)); });
   EXPECT_TRUE(contains(m, "add: b is in cpu memory, but a is in cuda:0 memory: " + one_device)) << m;
   // convert: host memory behind a cuda view.
   m = error_of([&] { convert(on(x.get(), DType::f32, {8}, c), on(h + 16, DType::bf16, {8}, c)); });
@@ -118,7 +125,8 @@ TEST(CudaGraphOpsBadInput, MixedDevicesAndHostPointersAreRejected) {
     embedding_forward(on(ids.data(), DType::i32, {4}, cpu), on(x.get(), DType::f32, {2, 4}, c),
                       on(y.get(), DType::f32, {4, 4}, c));
   });
-  EXPECT_TRUE(contains(m, "embedding_forward: ids is in cpu memory, but table is in cuda:0 memory: " + one_device)) << m;
+  EXPECT_TRUE(contains(m, "embedding_forward: ids is in cpu memory, but table is in cuda:0 memory: " + one_device))
+      << m;
   // embedding: an id out of range in device memory is found before anything runs.
   HostArray bad_ids(DType::i32, 4);
   static_cast<std::int32_t*>(bad_ids.data())[2] = 9;
@@ -135,8 +143,8 @@ TEST(CudaGraphOpsBadInput, MixedDevicesAndHostPointersAreRejected) {
     softmax_cross_entropy_forward(on(x.get(), DType::f32, {4, 4}, c), on(d_ids.get(), DType::i32, {4}, c),
                                   on(y.get(), DType::f32, {}, c), on(h, DType::f32, {4}, cpu));
   });
-  EXPECT_TRUE(contains(m, "softmax_cross_entropy_forward: lse is in cpu memory, but logits is in cuda:0 memory: " +
-                              one_device))
+  EXPECT_TRUE(
+      contains(m, "softmax_cross_entropy_forward: lse is in cpu memory, but logits is in cuda:0 memory: " + one_device))
       << m;
   // attention: out on the cpu.
   m = error_of([&] {
@@ -152,7 +160,7 @@ TEST(CudaGraphOpsBadInput, MixedDevicesAndHostPointersAreRejected) {
 
   // The CUDA lists' kernel names.
   EXPECT_EQ(std::string(gelu_forward_kernel_name(on(x.get(), DType::f32, {2, 4}, c), on(y.get(), DType::f32, {2, 4}, c),
-                                                     GeluVariant::tanh)),
+                                                 GeluVariant::tanh)),
             std::string("gelu_cuda"));
   EXPECT_EQ(std::string(convert_kernel_name(on(x.get(), DType::f32, {8}, c), on(y.get(), DType::bf16, {8}, c))),
             std::string("convert_cuda"));

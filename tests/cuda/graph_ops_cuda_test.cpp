@@ -36,7 +36,9 @@ struct ReferenceOnly {
   ReferenceOnly& operator=(const ReferenceOnly&) = delete;
 };
 
-TensorView host_view(HostArray& a, std::initializer_list<std::int64_t> shape) { return TensorView(a.data(), a.t, shape); }
+TensorView host_view(HostArray& a, std::initializer_list<std::int64_t> shape) {
+  return TensorView(a.data(), a.t, shape);
+}
 TensorView device_view(const DeviceArray& a, DType t, std::initializer_list<std::int64_t> shape) {
   return TensorView(a.get(), t, shape, Device::cuda);
 }
@@ -52,7 +54,8 @@ int compare(const std::string& where, const char* what, const HostArray& got, co
   for (std::int64_t i = 0; i < want.size(); ++i) {
     const double g = got.get(i), w = want.get(i), b = bound(i);
     if (within(g, w, b)) continue;
-    if (++bad <= 3) ADD_FAILURE() << where << ": " << what << "[" << i << "] = " << g << ", want " << w << " (bound " << b << ")";
+    if (++bad <= 3)
+      ADD_FAILURE() << where << ": " << what << "[" << i << "] = " << g << ", want " << w << " (bound " << b << ")";
   }
   return bad;
 }
@@ -70,7 +73,8 @@ void expect_cpu_bits(const std::string& where, const char* what, const HostArray
                     &cpu.bytes[static_cast<std::size_t>(i) * dtype_size(cpu.t)], dtype_size(cpu.t)) != 0)
       first = static_cast<int>(i);
   EXPECT_TRUE(first < 0) << where << ": " << what << "[" << first << "] = " << (first < 0 ? 0.0f : gpu.get(first))
-                         << " on cuda, " << (first < 0 ? 0.0f : cpu.get(first)) << " on the cpu (the same bits expected)";
+                         << " on cuda, " << (first < 0 ? 0.0f : cpu.get(first))
+                         << " on the cpu (the same bits expected)";
 }
 
 std::string dtypes_text(std::initializer_list<DType> ts) {
@@ -124,7 +128,8 @@ TEST(CudaGraphOps, AddGivesTheCpuBits) {
       HostArray gpu[2];
       for (HostArray& g : gpu) {
         DeviceArray da(a), db(b), dout(cpu.bytes.size(), 0x7f);
-        add(device_view(da, mix[0], {rows, n}), device_view(db, mix[1], {rows, n}), device_view(dout, mix[2], {rows, n}));
+        add(device_view(da, mix[0], {rows, n}), device_view(db, mix[1], {rows, n}),
+            device_view(dout, mix[2], {rows, n}));
         g = dout.to_host(mix[2]);
       }
       expect_cpu_bits(where, "out", gpu[0], cpu);
@@ -163,9 +168,11 @@ TEST(CudaGraphOps, EmbeddingGivesTheCpuBits) {
           HostArray out_gpu[2], dtable_gpu[2];
           for (int run = 0; run < 2; ++run) {
             DeviceArray d_ids(ids), d_table(table), d_out(out.bytes.size(), 0x7f), d_dout(dout), d_dtable(dtable);
-            embedding_forward(device_view(d_ids, DType::i32, {s.tokens}), device_view(d_table, table_t, {s.vocab, s.dim}),
+            embedding_forward(device_view(d_ids, DType::i32, {s.tokens}),
+                              device_view(d_table, table_t, {s.vocab, s.dim}),
                               device_view(d_out, out_t, {s.tokens, s.dim}));
-            embedding_backward(device_view(d_ids, DType::i32, {s.tokens}), device_view(d_dout, out_t, {s.tokens, s.dim}),
+            embedding_backward(device_view(d_ids, DType::i32, {s.tokens}),
+                               device_view(d_dout, out_t, {s.tokens, s.dim}),
                                device_view(d_dtable, table_t, {s.vocab, s.dim}), accumulate);
             out_gpu[run] = d_out.to_host(out_t);
             dtable_gpu[run] = d_dtable.to_host(table_t);
@@ -242,10 +249,9 @@ TEST(CudaGraphOps, SoftmaxCrossEntropyMatchesTheReference) {
                                       device_view(d_targets, DType::i32, {rows}), device_view(d_loss, DType::f32, {}),
                                       device_view(d_lse, DType::f32, {rows}));
         // The backward from the reference's lse, as the reference's backward.
-        softmax_cross_entropy_backward(device_view(d_logits, logits_t, {rows, classes}),
-                                       device_view(d_targets, DType::i32, {rows}),
-                                       device_view(d_lse_ref, DType::f32, {rows}), dloss,
-                                       device_view(d_dlogits, logits_t, {rows, classes}));
+        softmax_cross_entropy_backward(
+            device_view(d_logits, logits_t, {rows, classes}), device_view(d_targets, DType::i32, {rows}),
+            device_view(d_lse_ref, DType::f32, {rows}), dloss, device_view(d_dlogits, logits_t, {rows, classes}));
         lse_gpu[run] = d_lse.to_host(DType::f32);
         loss_gpu[run] = d_loss.to_host(DType::f32);
         dlogits_gpu[run] = d_dlogits.to_host(logits_t);
@@ -279,16 +285,18 @@ struct AttentionCase {
 TensorView packed_part(TensorView packed, int part) {
   const std::int64_t c = packed.shape[2] / 3;
   packed.shape[2] = c;
-  packed.data = static_cast<unsigned char*>(packed.data) + part * c * static_cast<std::int64_t>(dtype_size(packed.dtype));
+  packed.data =
+      static_cast<unsigned char*>(packed.data) + part * c * static_cast<std::int64_t>(dtype_size(packed.dtype));
   return packed;
 }
 
 void check_attention(DType t, const AttentionCase& s, std::mt19937_64& rng, std::uint64_t seed) {
   const std::int64_t c = s.heads * s.head_dim, n = s.batch * s.seq;
   const bool accumulate = rng() % 2 == 0;
-  const std::string where = std::string(dtype_name(t)) + " batch=" + std::to_string(s.batch) + " seq=" +
-                            std::to_string(s.seq) + " heads=" + std::to_string(s.heads) + " head_dim=" +
-                            std::to_string(s.head_dim) + (accumulate ? " accumulate" : "") + " seed=" + std::to_string(seed);
+  const std::string where = std::string(dtype_name(t)) + " batch=" + std::to_string(s.batch) +
+                            " seq=" + std::to_string(s.seq) + " heads=" + std::to_string(s.heads) +
+                            " head_dim=" + std::to_string(s.head_dim) + (accumulate ? " accumulate" : "") +
+                            " seed=" + std::to_string(seed);
   HostArray qkv(t, n * 3 * c), out_ref(t, n * c), lse_ref(DType::f32, s.batch * s.heads * s.seq), dout(t, n * c),
       dqkv_old(t, n * 3 * c);
   fill_random(qkv, rng, -2.0f, 2.0f);
@@ -381,7 +389,9 @@ void check_attention(DType t, const AttentionCase& s, std::mt19937_64& rng, std:
       });
   error_bounds::attention_bounds(
       shape, true, get_from(true),
-      [&](std::int64_t b, std::int64_t h, std::int64_t i) -> double { return lse_ref.get((b * s.heads + h) * s.seq + i); },
+      [&](std::int64_t b, std::int64_t h, std::int64_t i) -> double {
+        return lse_ref.get((b * s.heads + h) * s.seq + i);
+      },
       [&](char which, std::int64_t b, std::int64_t i, std::int64_t col, double err) {
         const std::int64_t part = which == 'q' ? 0 : which == 'k' ? 1 : 2;
         const std::int64_t e = (b * s.seq + i) * 3 * c + part * c + col;
@@ -393,7 +403,8 @@ void check_attention(DType t, const AttentionCase& s, std::mt19937_64& rng, std:
       [](std::int64_t, std::int64_t, std::int64_t, double) {});
   compare(where, "out", out_gpu[0], out_ref, [&](std::int64_t i) { return out_bound[static_cast<std::size_t>(i)]; });
   compare(where, "lse", lse_gpu[0], lse_ref, [&](std::int64_t i) { return lse_bound[static_cast<std::size_t>(i)]; });
-  compare(where, "dqkv", dqkv_gpu[0], dqkv_ref, [&](std::int64_t i) { return dqkv_bound[static_cast<std::size_t>(i)]; });
+  compare(where, "dqkv", dqkv_gpu[0], dqkv_ref,
+          [&](std::int64_t i) { return dqkv_bound[static_cast<std::size_t>(i)]; });
   expect_same_bits(where, "out", out_gpu[0], out_gpu[1]);
   expect_same_bits(where, "lse", lse_gpu[0], lse_gpu[1]);
   expect_same_bits(where, "dqkv", dqkv_gpu[0], dqkv_gpu[1]);
@@ -407,7 +418,8 @@ TEST(CudaGraphOps, AttentionMatchesTheReference) {
   std::mt19937_64 rng(seed);
   // One element; several heads; more keys than a chunk (64) of shared weights; more columns than
   // one pass of the threads holds (512); an odd head_dim.
-  const AttentionCase cases[] = {{1, 1, 1, 1}, {2, 5, 3, 4}, {1, 70, 2, 16}, {2, 33, 1, 130}, {1, 9, 1, 600}, {3, 17, 4, 7}};
+  const AttentionCase cases[] = {{1, 1, 1, 1},    {2, 5, 3, 4},   {1, 70, 2, 16},
+                                 {2, 33, 1, 130}, {1, 9, 1, 600}, {3, 17, 4, 7}};
   for (DType t : kDtypes)
     for (const AttentionCase& s : cases) check_attention(t, s, rng, seed);
 }

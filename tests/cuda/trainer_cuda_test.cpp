@@ -78,9 +78,7 @@ Run train(Device device, DType compute, std::uint64_t seed) {
 // bf16: 0.05, ~12 roundings of ~2 u = 2^-8 each), so the two within twice that. f16 (u = 2^-11)
 // takes the bf16 bound scaled by 2^-3: 0.0125. Loss scaling only multiplies the gradients by
 // powers of two.
-double loss_tolerance(DType compute) {
-  return compute == DType::f32 ? 2e-5 : compute == DType::bf16 ? 0.1 : 0.025;
-}
+double loss_tolerance(DType compute) { return compute == DType::f32 ? 2e-5 : compute == DType::bf16 ? 0.1 : 0.025; }
 
 void expect_cuda_follows_cpu(DType compute) {
   const std::uint64_t seed = test_seed();
@@ -91,8 +89,8 @@ void expect_cuda_follows_cpu(DType compute) {
   for (std::size_t s = 0; s < cpu.loss.size(); ++s) {
     const double tol = loss_tolerance(compute) * std::fabs(cpu.loss[s]);
     EXPECT_TRUE(std::fabs(gpu.loss[s] - cpu.loss[s]) <= tol)
-        << where << " step " << s << ": loss " << gpu.loss[s] << " on cuda, " << cpu.loss[s] << " on the cpu (tolerance "
-        << tol << ")";
+        << where << " step " << s << ": loss " << gpu.loss[s] << " on cuda, " << cpu.loss[s]
+        << " on the cpu (tolerance " << tol << ")";
     EXPECT_TRUE(std::memcmp(&gpu.loss[s], &again.loss[s], sizeof(double)) == 0 &&
                 std::memcmp(&gpu.grad_norm[s], &again.grad_norm[s], sizeof(double)) == 0)
         << where << " step " << s << ": two cuda runs differ (loss " << gpu.loss[s] << " vs " << again.loss[s] << ")";

@@ -73,7 +73,7 @@ struct TrainerConfig {
   OptimizerConfig optimizer;
   float clip_norm = 0.0f;  // > 0: clip the global gradient norm to this value
   LossScaleConfig loss_scale;
-  bool fuse = true;        // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
+  bool fuse = true;  // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
   // Where the graph (forward + backward) runs: the cpu, or one GPU (cuda:device_index). On a
   // GPU the fp32 master parameters, the optimizer, clipping and loss scaling stay on the host:
   // each run uploads the parameters and inputs and downloads the gradients (docs/TRAIN.md).

@@ -169,15 +169,16 @@ __global__ void __launch_bounds__(kThreads) attention_bwd_query_kernel(ops::Atte
 }
 
 // Key rows: dk_j and dv_j (whichever is asked for), over the queries i >= j in order.
-__global__ void __launch_bounds__(kThreads) attention_bwd_key_kernel(ops::AttentionBackwardProblem p,
-                                                                     const float* delta) {
+__global__ void __launch_bounds__(kThreads)
+    attention_bwd_key_kernel(ops::AttentionBackwardProblem p, const float* delta) {
   __shared__ float prob_s[kChunk];
   __shared__ float ds_s[kChunk];
   const int warp = static_cast<int>(threadIdx.x / 32);
   const std::int64_t d = p.head_dim, rows = p.batch * p.heads * p.seq;
   for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const RowIndex r = row_index(row, p.heads, p.seq);  // r.i is the key position j
-    const std::int64_t c0 = r.h * d, j = r.i, first_row = row - r.i;  // first_row: (b, h, 0)
+    // r.i is the key position j; first_row is row (b, h, 0) of lse and Delta.
+    const RowIndex r = row_index(row, p.heads, p.seq);
+    const std::int64_t c0 = r.h * d, j = r.i, first_row = row - r.i;
     for (std::int64_t g = 0; g < d; g += static_cast<std::int64_t>(kThreads) * kCols) {
       float acc_k[kCols] = {}, acc_v[kCols] = {};
       for (std::int64_t i0 = j; i0 < p.seq; i0 += kChunk) {

@@ -16,7 +16,8 @@ namespace ampkit::cuda {
 namespace {
 
 __global__ void convert_kernel(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  for (std::int64_t i = flat_index(); i < n; i += flat_stride()) store_from_float(dst, to, i, load_as_float(src, from, i));
+  for (std::int64_t i = flat_index(); i < n; i += flat_stride())
+    store_from_float(dst, to, i, load_as_float(src, from, i));
 }
 
 void convert_entry(const void* src, DType from, void* dst, DType to, std::int64_t n) {

@@ -88,7 +88,8 @@ void embedding_backward_cuda(const cpu::EmbeddingBackwardProblem& p) {
   for (std::size_t v = 0; v < vocab; ++v) start[v + 1] += start[v];
   {
     std::vector<std::int64_t> next(start, start + vocab);
-    for (std::size_t t = 0; t < tokens; ++t) order[next[static_cast<std::size_t>(ids[t])]++] = static_cast<std::int64_t>(t);
+    for (std::size_t t = 0; t < tokens; ++t)
+      order[next[static_cast<std::size_t>(ids[t])]++] = static_cast<std::int64_t>(t);
   }
   const std::size_t bytes = groups.size() * sizeof(std::int64_t);
   auto* device_groups = static_cast<std::int64_t*>(workspace(ctx, bytes, fn));
@@ -96,7 +97,8 @@ void embedding_backward_cuda(const cpu::EmbeddingBackwardProblem& p) {
              "cudaMemcpyAsync(groups)");
   // The host buffer is reused by the next call: wait until the copy has read it.
   check_cuda(cudaStreamSynchronize(ctx.stream), fn, "cudaStreamSynchronize");
-  embedding_bwd_kernel<<<row_blocks(p.vocab), kRowThreads, 0, ctx.stream>>>(p, device_groups, device_groups + vocab + 1);
+  embedding_bwd_kernel<<<row_blocks(p.vocab), kRowThreads, 0, ctx.stream>>>(p, device_groups,
+                                                                            device_groups + vocab + 1);
   check_launch(fn, "the backward kernel");
 }
 

@@ -126,9 +126,7 @@ cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const Te
   return p;
 }
 
-const char* kernel_name(const cpu::ElementwiseProblem& p) {
-  return ops::select_kernel(kernels(p), p).name;
-}
+const char* kernel_name(const cpu::ElementwiseProblem& p) { return ops::select_kernel(kernels(p), p).name; }
 
 }  // namespace
 

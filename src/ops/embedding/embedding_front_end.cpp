@@ -12,8 +12,8 @@
 #include "ampkit/device/cuda.hpp"
 #include "core/checked_math.hpp"
 #include "ops/check_message.hpp"
-#include "ops/operand_checks.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
+#include "ops/operand_checks.hpp"
 
 namespace ampkit {
 namespace {

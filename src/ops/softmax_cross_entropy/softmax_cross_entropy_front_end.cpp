@@ -61,7 +61,8 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
   const auto* t = static_cast<const std::int32_t*>(c.targets.data);
   const std::int32_t* host = host_targets(fn, c.targets, dev);
   for (std::int64_t r = 0; r < rows; ++r)
-    if (host[r] < 0 || host[r] >= classes) fail(fn, "targets[", r, "] = ", host[r], " is out of range [0, ", classes, ")");
+    if (host[r] < 0 || host[r] >= classes)
+      fail(fn, "targets[", r, "] = ", host[r], " is out of range [0, ", classes, ")");
   auto& p = c.problem;
   p.device = dev.device;
   p.device_index = dev.index;

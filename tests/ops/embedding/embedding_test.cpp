@@ -433,7 +433,9 @@ TEST(Embedding, BadArgumentsAreRejectedAndNothingIsWritten) {
        backward(vi, vg, TensorView(ids.data(), DType::bf16, {vocab, dim})),
        invalid,
        {bwd, "dtable", "must not overlap ids"}},
-      {"dtable on cuda", backward(vi, vg, on_cuda(vd)), cuda_kind,
+      {"dtable on cuda",
+       backward(vi, vg, on_cuda(vd)),
+       cuda_kind,
        {bwd, cuda_device_count() > 0 ? "ids is in cpu memory, but dtable is in cuda:0 memory"
                                      : "dtable is in cuda:0 memory, but "}},
       {"dtable absent", backward(vi, vg, TensorView()), invalid, {bwd, "dtable must be present"}},

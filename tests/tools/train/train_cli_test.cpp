@@ -114,8 +114,8 @@ TEST(TrainCli, DeviceCudaWithoutAGpuIsRefused) {
   write_fox_text(dir);
   expect_error(dir, "--device gpu", 2, "ampkit train: error: --device .*gpu.*");
   if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a usable GPU";
-  expect_error(dir, "--device cuda --steps 2 --width 16 --depth 1 --batch 2 --context 8 --data " + dir.file("fox.txt"), 1,
-               "ampkit train: error: --device cuda: (this build has no CUDA backend|no CUDA device).*");
+  expect_error(dir, "--device cuda --steps 2 --width 16 --depth 1 --batch 2 --context 8 --data " + dir.file("fox.txt"),
+               1, "ampkit train: error: --device cuda: (this build has no CUDA backend|no CUDA device).*");
 }
 
 // A short real run with every output, then a resume; skipped while the build has no runtime.

@@ -68,8 +68,8 @@ LossScaleSetting parse_loss_scale(std::string_view text) {
 }
 
 std::optional<TrainOptions> parse_train_options(const Args& args) {
-  std::optional<std::string> device, model, precision, fp16_model, fp16_alt, loss_scale, data, log, plot, checkpoint, resume,
-      weight_decay, clip, temperature;
+  std::optional<std::string> device, model, precision, fp16_model, fp16_alt, loss_scale, data, log, plot, checkpoint,
+      resume, weight_decay, clip, temperature;
   std::optional<std::int64_t> width, heads, depth, context, batch, steps, warmup, seed, threads, eval_every,
       checkpoint_every, sample_tokens, top_k;
   std::optional<double> lr;

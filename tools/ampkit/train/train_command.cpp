@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/device/cuda.hpp"
 #include "ampkit/core/threading.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/memory.hpp"
