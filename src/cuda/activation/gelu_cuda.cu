@@ -1,6 +1,7 @@
 // GELU forward and backward on CUDA (CUDA layer): y = gelu(x), dx = dy * gelu'(x), both variants,
-// fp32 math with the accurate library functions (expf, tanhf, erfcf: this pass is not the
-// GEMM epilogue, so it need not run at memory speed), one rounding per output. One thread an
+// fp32 math with the accurate library functions (expf, erfcf: this pass is not the GEMM
+// epilogue, so it need not run at memory speed) in the CPU's cancellation-free forms, one
+// rounding per output. One thread an
 // element over a grid-stride loop. Entry of gelu_cuda_kernel_list.cpp; the CPU reference
 // (gelu_reference.cpp) is the yardstick of the tests.
 #include <cstdint>
@@ -29,12 +30,21 @@ __device__ float gelu_value(float x, GeluVariant v) {
   return 0.5f * x * erfcf(-x * kInvSqrt2);
 }
 
-// tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2), t = tanh(u);
+// tanh form, without cancellation where sigmoid(2u) is close to 1 (the CPU's derivation,
+// src/cpu/math/gelu_math.hpp): s + 2 x s (1 - s) u'(x), s = sigmoid(2u) = 1 / (1 + e),
+// e = e^(-2u), 1 - s = e s, u' = sqrt(2/pi) (1 + 3 0.044715 x^2); x clamped to [-20, 20], where
+// the result is already exactly 1 or 0, so that x^2 cannot overflow into Inf * 0 (NaN passes).
 // erf form: 0.5 erfc(-x / sqrt(2)) + x exp(-x^2 / 2) / sqrt(2 pi).
 __device__ float gelu_slope(float x, GeluVariant v) {
   if (v == GeluVariant::tanh) {
-    const float t = tanhf(kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+    x = x > 20.0f ? 20.0f : x;
+    x = x < -20.0f ? -20.0f : x;
+    const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
+    const float e = expf(-u2);
+    const float s = 1.0f / (1.0f + e);
+    const float one_minus_s = e < 1e30f ? e * s : 1.0f;  // e = Inf: s = 0, 1 - s = 1
+    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+    return s + 2.0f * x * s * one_minus_s * du;
   }
   return 0.5f * erfcf(-x * kInvSqrt2) + x * expf(-0.5f * x * x) * kInvSqrt2Pi;
 }
