@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <new>
+#include <string>
 #include <utility>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ampkit/graph/verify.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "graph/node_kernels.hpp"
@@ -15,13 +17,28 @@
 namespace ampkit::graph {
 
 void Executor::ArenaDeleter::operator()(std::byte* p) const {
-  ::operator delete[](p, std::align_val_t(kArenaAlignment));
+  if (device)
+    cuda_free(p);
+  else
+    ::operator delete[](p, std::align_val_t(kArenaAlignment));
 }
 
-Executor::Executor(Graph g) : graph_(std::move(g)) {
+Executor::Executor(Graph g, ExecutorOptions options) : graph_(std::move(g)), options_(options) {
   verify(graph_);
   plan_ = plan_memory(graph_);
-  if (plan_.arena_bytes > 0) {
+  if (options_.device == Device::cuda) {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) fail_with(ErrorKind::unsupported, "graph::Executor", "device is cuda, but ", why);
+    if (options_.device_index < 0 || options_.device_index >= cuda_device_count())
+      fail("graph::Executor", "device is cuda:", options_.device_index, ", but this machine has ", cuda_device_count(),
+           " CUDA device(s)");
+    // cudaMalloc's alignment (256 bytes) is a multiple of kArenaAlignment.
+    arena_ = std::unique_ptr<std::byte[], ArenaDeleter>(
+        static_cast<std::byte*>(cuda_malloc(static_cast<std::size_t>(plan_.arena_bytes), options_.device_index)),
+        ArenaDeleter{true});
+  } else if (options_.device != Device::cpu) {
+    fail("graph::Executor", "device must be cpu or cuda, but got the value ", static_cast<int>(options_.device));
+  } else if (plan_.arena_bytes > 0) {
     try {
       arena_.reset(static_cast<std::byte*>(
           ::operator new[](static_cast<std::size_t>(plan_.arena_bytes), std::align_val_t(kArenaAlignment))));
@@ -73,7 +90,7 @@ void Executor::run(int begin, int end) {
     const auto start = std::chrono::steady_clock::now();
     try {
       BackwardPassGuard guard(node.attrs.backward);
-      run_node_kernel(graph_, node, data_, record);
+      run_node_kernel(graph_, node, data_, options_, record);
     } catch (const Error& e) {
       throw Error(detail::concat("graph: ", describe_node(graph_, i), ": ", e.what()), e.kind());
     }
@@ -85,7 +102,9 @@ TensorView Executor::view(ValueId v) const {
   const Value& val = graph_.value(v);
   void* p = data_[static_cast<std::size_t>(v)];
   if (p == nullptr && val.numel() > 0) return TensorView();
-  return TensorView(p, val.dtype, val.shape.data(), static_cast<int>(val.shape.size()));
+  TensorView out(p, val.dtype, val.shape.data(), static_cast<int>(val.shape.size()), options_.device);
+  out.device_index = options_.device_index;
+  return out;
 }
 
 }  // namespace ampkit::graph

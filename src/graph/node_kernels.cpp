@@ -5,6 +5,7 @@
 #include "graph/node_kernels.hpp"
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/ops/activation.hpp"
@@ -21,7 +22,8 @@ namespace {
 // Views of one node's operands.
 class Operands {
  public:
-  Operands(const Graph& g, const Node& n, const std::vector<void*>& data) : g_(g), n_(n), data_(data) {}
+  Operands(const Graph& g, const Node& n, const std::vector<void*>& data, const ExecutorOptions& options)
+      : g_(g), n_(n), data_(data), options_(options) {}
 
   // Row-major view of input/output slot s (absent view for an absent slot).
   TensorView in(int s) const { return view(n_.inputs[static_cast<std::size_t>(s)]); }
@@ -33,29 +35,44 @@ class Operands {
   TensorView in_flat(int s) const {
     const ValueId v = n_.inputs[static_cast<std::size_t>(s)];
     const Value& val = g_.value(v);
-    return TensorView(data_[static_cast<std::size_t>(v)], val.dtype, {val.numel()});
+    return on_device(TensorView(data_[static_cast<std::size_t>(v)], val.dtype, {val.numel()}));
   }
   DType in_dtype(int s) const { return g_.value(n_.inputs[static_cast<std::size_t>(s)]).dtype; }
   const void* in_data(int s) const { return data_[static_cast<std::size_t>(n_.inputs[static_cast<std::size_t>(s)])]; }
+  // The f32 scalar input s, read on the host (copied back from the GPU: the call waits).
+  float in_scalar(int s) const {
+    float value = 0.0f;
+    if (options_.device == Device::cuda)
+      cuda_copy_to_host(&value, in_data(s), sizeof(float), options_.device_index);
+    else
+      value = *static_cast<const float*>(in_data(s));
+    return value;
+  }
 
  private:
   TensorView view(ValueId v) const {
     if (v == kNoValue) return TensorView();
     const Value& val = g_.value(v);
-    return TensorView(data_[static_cast<std::size_t>(v)], val.dtype, val.shape.data(),
-                      static_cast<int>(val.shape.size()));
+    return on_device(TensorView(data_[static_cast<std::size_t>(v)], val.dtype, val.shape.data(),
+                                static_cast<int>(val.shape.size())));
   }
   TensorView as_2d(ValueId v) const {
     if (v == kNoValue) return TensorView();
     const Value& val = g_.value(v);
     const std::int64_t cols = val.shape.empty() ? 1 : val.shape.back();
     const std::int64_t rows = cols == 0 ? 0 : val.numel() / cols;
-    return TensorView(data_[static_cast<std::size_t>(v)], val.dtype, {rows, cols});
+    return on_device(TensorView(data_[static_cast<std::size_t>(v)], val.dtype, {rows, cols}));
+  }
+  TensorView on_device(TensorView v) const {
+    v.device = options_.device;
+    v.device_index = options_.device_index;
+    return v;
   }
 
   const Graph& g_;
   const Node& n_;
   const std::vector<void*>& data_;
+  const ExecutorOptions& options_;
 };
 
 // Column block `part` (0: q, 1: k, 2: v) of a packed [B, T, 3C] buffer: [B, T, C] with the
@@ -188,8 +205,9 @@ void attention_backward_node(const Operands& o, const Attributes& a) {
 
 }  // namespace
 
-void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, NodeRecord& record) {
-  const Operands o(g, n, data);
+void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, const ExecutorOptions& options,
+                     NodeRecord& record) {
+  const Operands o(g, n, data, options);
   const Attributes& a = n.attrs;
   record.fp16_gemm = false;
   record.gemm_calls = 0;
@@ -213,7 +231,7 @@ void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& da
     case OpKind::GeluBackward: return gelu_backward(o.in(0), o.in(1), o.out(0), a.gelu_variant);
     case OpKind::AttentionBackward: return attention_backward_node(o, a);
     case OpKind::SoftmaxCrossEntropyBackward: {
-      const float dloss = *static_cast<const float*>(o.in_data(3));
+      const float dloss = o.in_scalar(3);
       return softmax_cross_entropy_backward(o.in_2d(0), o.in_flat(1), o.in(2), dloss, o.out_2d(0));
     }
   }

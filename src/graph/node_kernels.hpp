@@ -9,8 +9,9 @@
 
 namespace ampkit::graph {
 
-/// Runs node `n` of `g` through the public ops API; sets record.fp16_gemm / fp16_mode for GEMM
-/// nodes. Throws whatever the op's front end throws.
-void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, NodeRecord& record);
+/// Runs node `n` of `g` through the public ops API, every operand on options.device; sets
+/// record.fp16_gemm / fp16_mode for GEMM nodes. Throws whatever the op's front end throws.
+void run_node_kernel(const Graph& g, const Node& n, const std::vector<void*>& data, const ExecutorOptions& options,
+                     NodeRecord& record);
 
 }  // namespace ampkit::graph

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/executor.hpp"
 #include "ampkit/graph/modules.hpp"
@@ -48,6 +49,14 @@ void check_config(const TrainerConfig& c) {
   const char* fn = "graph::Trainer";
   if (c.micro_batches < 1) fail(fn, "micro_batches must be >= 1, but got ", c.micro_batches);
   if (!is_float_dtype(c.compute)) fail(fn, "compute must be f32, bf16 or f16, but got ", dtype_name(c.compute));
+  if (c.device != Device::cpu && c.device != Device::cuda)
+    fail(fn, "device must be cpu or cuda, but got the value ", static_cast<int>(c.device));
+  if (c.device == Device::cuda) {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) fail_with(ErrorKind::unsupported, fn, "device is cuda, but ", why);
+    if (c.device_index < 0 || c.device_index >= cuda_device_count())
+      fail(fn, "device_index must name a CUDA device in [0, ", cuda_device_count(), "), but got ", c.device_index);
+  }
   const OptimizerConfig& o = c.optimizer;
   if (o.kind != OptimizerKind::adamw && o.kind != OptimizerKind::sgd)
     fail(fn, "optimizer.kind must be adamw or sgd, but got the value ", static_cast<int>(o.kind));
@@ -74,6 +83,12 @@ double standard_normal(std::mt19937_64& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
 }
 
+// Device memory from cuda_malloc, freed with cuda_free.
+struct CudaFree {
+  void operator()(void* p) const noexcept { cuda_free(p); }
+};
+using DeviceBuffer = std::unique_ptr<void, CudaFree>;
+
 }  // namespace
 
 struct Trainer::State {
@@ -91,6 +106,12 @@ struct Trainer::State {
   std::int64_t steps = 0;
   std::vector<TensorView> grads, accs;
   std::string dump;
+  // On a GPU (config.device == cuda): the device copies of the external values, and the host
+  // copies of the gradients the optimizer reads (grads then views these).
+  bool on_gpu = false;
+  DeviceBuffer tokens_dev, targets_dev, positions_dev, seed_dev;
+  std::vector<DeviceBuffer> params_dev;
+  std::vector<std::vector<unsigned char>> grads_host;
   std::vector<NodeFp16Totals> fp16_totals;  // the fp16 GEMM nodes, summed over step()'s runs
 
   // Adds the last run's fp16 GEMM counters of each node to fp16_totals.
@@ -119,7 +140,8 @@ struct Trainer::State {
     const GradientMap gm = build_backward(m.graph, m.loss);
     run_passes(m.graph, {.fuse = config.fuse});
     dump = graph::dump(m.graph);
-    exec = std::make_unique<Executor>(std::move(m.graph));
+    on_gpu = config.device == Device::cuda;
+    exec = std::make_unique<Executor>(std::move(m.graph), ExecutorOptions{config.device, config.device_index});
     tokens_value = m.tokens;
     targets_value = m.targets;
     logits_value = m.logits;
@@ -127,15 +149,30 @@ struct Trainer::State {
     const std::size_t rows = static_cast<std::size_t>(batch * seq);
     tokens.assign(rows, 0);
     targets.assign(rows, 0);
-    exec->bind(m.tokens, tokens.data());
-    exec->bind(m.targets, targets.data());
     if (m.positions != kNoValue) {
       positions.resize(rows);
       for (std::size_t i = 0; i < rows; ++i)
         positions[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) % seq);
-      exec->bind(m.positions, positions.data());
     }
-    exec->bind(gm.loss_seed, &seed);
+    if (on_gpu) {
+      const std::size_t bytes = rows * sizeof(std::int32_t);
+      tokens_dev.reset(device_alloc(bytes));
+      targets_dev.reset(device_alloc(bytes));
+      seed_dev.reset(device_alloc(sizeof(float)));
+      exec->bind(m.tokens, tokens_dev.get());
+      exec->bind(m.targets, targets_dev.get());
+      exec->bind(gm.loss_seed, seed_dev.get());
+      if (m.positions != kNoValue) {
+        positions_dev.reset(device_alloc(bytes));
+        cuda_copy_to_device(positions_dev.get(), positions.data(), bytes, config.device_index);
+        exec->bind(m.positions, positions_dev.get());
+      }
+    } else {
+      exec->bind(m.tokens, tokens.data());
+      exec->bind(m.targets, targets.data());
+      if (m.positions != kNoValue) exec->bind(m.positions, positions.data());
+      exec->bind(gm.loss_seed, &seed);
+    }
     scaling = config.compute == DType::f16;
 
     std::mt19937_64 rng(config.seed);
@@ -165,10 +202,39 @@ struct Trainer::State {
       params.push_back(std::move(p));
     }
     for (Param& p : params) {
-      exec->bind(p.value, p.data.data());
-      grads.push_back(exec->view(p.grad));
+      if (on_gpu) {
+        params_dev.emplace_back(device_alloc(p.data.size() * sizeof(float)));
+        exec->bind(p.value, params_dev.back().get());
+        const TensorView g = exec->view(p.grad);
+        grads_host.emplace_back(static_cast<std::size_t>(g.numel()) * dtype_size(g.dtype));
+        grads.emplace_back(grads_host.back().data(), g.dtype, g.shape.data(), g.rank);
+      } else {
+        exec->bind(p.value, p.data.data());
+        grads.push_back(exec->view(p.grad));
+      }
       if (!p.acc.empty()) accs.push_back(p.view(p.acc));
     }
+  }
+
+  void* device_alloc(std::size_t bytes) const { return cuda_malloc(bytes, config.device_index); }
+
+  // Runs nodes [begin, end): on a GPU, uploads the parameters (the fp32 masters), the ids and the
+  // loss seed first, and downloads the gradients after a run that computed them.
+  void run(int begin, int end) {
+    if (on_gpu) {
+      const int dev = config.device_index;
+      const std::size_t id_bytes = tokens.size() * sizeof(std::int32_t);
+      cuda_copy_to_device(tokens_dev.get(), tokens.data(), id_bytes, dev);
+      cuda_copy_to_device(targets_dev.get(), targets.data(), id_bytes, dev);
+      cuda_copy_to_device(seed_dev.get(), &seed, sizeof(float), dev);
+      for (std::size_t i = 0; i < params.size(); ++i)
+        cuda_copy_to_device(params_dev[i].get(), params[i].data.data(), params[i].data.size() * sizeof(float), dev);
+    }
+    exec->run(begin, end);
+    if (on_gpu && end > yield())
+      for (std::size_t i = 0; i < params.size(); ++i)
+        cuda_copy_to_host(grads_host[i].data(), exec->view(params[i].grad).data, grads_host[i].size(),
+                          config.device_index);
   }
 
   // ids must hold `rows` full sequences of ids in [0, vocab).
@@ -185,7 +251,14 @@ struct Trainer::State {
     std::memcpy(targets.data(), y.data() + static_cast<std::size_t>(micro) * n, n * sizeof(std::int32_t));
   }
 
-  double loss() const { return *static_cast<const float*>(exec->view(loss_value).data); }
+  double loss() const {
+    float value = 0.0f;
+    if (on_gpu)
+      cuda_copy_to_host(&value, exec->view(loss_value).data, sizeof(float), config.device_index);
+    else
+      value = *static_cast<const float*>(exec->view(loss_value).data);
+    return value;
+  }
   int yield() const { return exec->graph().yield_index(); }
 };
 
@@ -228,7 +301,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   double loss_sum = 0.0;
   for (std::int64_t k = 0; k < micro; ++k) {
     s.load(tokens, targets, k);
-    s.exec->run();
+    s.run(0, static_cast<int>(s.exec->graph().nodes.size()));
     s.add_fp16_records();
     loss_sum += s.loss();
     if (micro > 1)
@@ -292,7 +365,7 @@ double Trainer::evaluate(std::span<const std::int32_t> tokens, std::span<const s
   s.check_ids("graph::Trainer::evaluate", "tokens", tokens, s.batch);
   s.check_ids("graph::Trainer::evaluate", "targets", targets, s.batch);
   s.load(tokens, targets, 0);
-  s.exec->run(0, s.yield());
+  s.run(0, s.yield());
   return s.loss();
 }
 
@@ -303,8 +376,14 @@ void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out)
   const auto want = static_cast<std::size_t>(s.batch * s.seq * s.vocab);
   if (out.size() != want) fail(fn, "out must hold batch x seq_len x vocab = ", want, " floats, but got ", out.size());
   std::memcpy(s.tokens.data(), tokens.data(), tokens.size() * sizeof(std::int32_t));
-  s.exec->run(0, s.yield());
-  const TensorView src = s.exec->view(s.logits_value);
+  s.run(0, s.yield());
+  TensorView src = s.exec->view(s.logits_value);
+  std::vector<unsigned char> host;  // on a GPU: the logits in their dtype, copied back
+  if (s.on_gpu) {
+    host.resize(static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype));
+    cuda_copy_to_host(host.data(), src.data, host.size(), s.config.device_index);
+    src = TensorView(host.data(), src.dtype, src.shape.data(), src.rank);
+  }
   convert(src, TensorView(out.data(), DType::f32, src.shape.data(), src.rank));
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "core/checked_math.hpp"
 #include "ops/operand_checks.hpp"
 
@@ -67,11 +68,16 @@ std::int64_t ld(std::int64_t rows) { return rows > 0 ? rows : 1; }
 GemmArgs plan_forward(const LinearForwardArgs& a) {
   const char* fn = kForward;
   using ops::check_data;
-  using ops::check_float_view;
   check_enums(fn, a.gelu_variant, "gelu_variant", a.fp16_mode);
   ops::check_given(fn, "x", a.x, "the input [..., in_features]");
   ops::check_given(fn, "w", a.w, "the weight [out_features, in_features]");
   ops::check_given(fn, "y", a.y, "the output [..., out_features]");
+  // Every operand on x's device (cpu, or one GPU: gemm's CUDA list then runs the call).
+  const Device dev = a.x.device;
+  const int dev_index = a.x.device_index;
+  auto check_float_view = [&](const char* f, const char* name, const TensorView& v) {
+    return ops::check_float_view_on(f, name, v, dev, dev_index, "x");
+  };
   const std::int64_t x_bytes = check_float_view(fn, "x", a.x);
   const std::int64_t w_bytes = check_float_view(fn, "w", a.w);
   const std::int64_t y_bytes = check_float_view(fn, "y", a.y);
@@ -113,6 +119,8 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   // Y [batch, out] = X [batch, in] Wᵀ + b, column-major: Y (out x batch) = op(W) (out x in) *
   // X (in x batch) with W seen as (in x out), transposed. GEMM m = out, n = batch, k = in.
   GemmArgs g;
+  g.device = dev;
+  g.device_index = dev_index;
   g.op_a = Op::T;
   g.op_b = Op::N;
   g.m = out;
@@ -156,6 +164,8 @@ struct BackwardPlan {
   GemmArgs dx, dw, db_alone;
   bool zero_below_db = false;  // batch == 0: the layer below's bias gradient is 0
   std::int64_t batch = 0, in = 0, out = 0;
+  Device device = Device::cpu;  // of every operand (dy's)
+  int device_index = 0;
 };
 
 // db without dw: the BGRADB reduction runs on a 1 x batch row of ones and writes its discarded
@@ -215,7 +225,6 @@ BackwardShape backward_shape(const char* fn, const LinearBackwardArgs& a) {
 void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   const char* fn = kBackward;
   using ops::check_data;
-  using ops::check_float_view;
   using ops::check_given;
   check_enums(fn, a.below_gelu_variant, "below_gelu_variant", a.fp16_mode);
   const bool want_dx = a.dx.present, want_dw = a.dw.present, want_db = a.db.present;
@@ -225,8 +234,14 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   const TensorView* views[] = {&a.dy, &a.x, &a.w, &a.dx, &a.dw, &a.db, &a.below_aux, &a.below_db};
   const char* names[] = {"dy", "x", "w", "dx", "dw", "db", "below_aux", "below_db"};
   std::int64_t bytes[8] = {};
+  // Every operand on the device of the first present one (dy, normally): the cpu, or one GPU.
+  int owner = 0;
+  while (owner < 7 && !views[owner]->present) ++owner;
+  plan.device = views[owner]->device;
+  plan.device_index = views[owner]->device_index;
   for (int i = 0; i < 8; ++i)
-    if (views[i]->present) bytes[i] = check_float_view(fn, names[i], *views[i]);
+    if (views[i]->present)
+      bytes[i] = ops::check_float_view_on(fn, names[i], *views[i], plan.device, plan.device_index, names[owner]);
   if (!a.dy.present) {
     if (want_dx || want_dw || want_db) check_given(fn, "dy", a.dy, "the gradient of y");
     return;  // nothing requested: nothing to do
@@ -267,6 +282,9 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   if (want_dx && a.below_aux.present) ops::check_dtype_or_f32(fn, "below_aux", a.below_aux, a.dx.dtype, "dx's");
   if (want_dx && a.below_db.present) ops::check_dtype_or_f32(fn, "below_db", a.below_db, a.dx.dtype, "dx's");
   if (want_db && want_dw) ops::check_dtype_or_f32(fn, "db", a.db, a.dw.dtype, "dw's");
+  if (plan.device == Device::cuda && want_db && !(want_dw && out * in > 0) && out > 0)
+    fail_with(ErrorKind::unsupported, fn,
+              "db without dw (or with in_features = 0) is not supported on cuda: ask for dw too, or run on the cpu");
   // No output may overlap an input or another output (each GEMM of the call reads its inputs
   // after an earlier GEMM of the same call has written its outputs).
   ops::OverlapCheck overlap(fn);
@@ -289,6 +307,8 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     // dX [batch, in] = dY [batch, out] W [out, in], column-major: dX (in x batch) =
     // W (in x out) * dY (out x batch). GEMM m = in, n = batch, k = out.
     GemmArgs& g = plan.dx;
+    g.device = plan.device;
+    g.device_index = plan.device_index;
     g.op_a = Op::N;
     g.op_b = Op::N;
     g.m = in;
@@ -326,6 +346,8 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     // X (in x batch) * op(dY) (batch x out), dY seen as (out x batch), transposed.
     // GEMM m = in, n = out, k = batch; BGRADB sums op(dY) over k = batch: db, length n = out.
     GemmArgs& g = plan.dw;
+    g.device = plan.device;
+    g.device_index = plan.device_index;
     g.op_a = Op::N;
     g.op_b = Op::T;
     g.m = in;
@@ -359,6 +381,8 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
     DbScratch& scratch = db_scratch(batch, product_bytes);
     GemmArgs& g = plan.db_alone;
+    g.device = plan.device;
+    g.device_index = plan.device_index;
     g.op_a = Op::N;
     g.op_b = Op::T;
     g.m = 1;
@@ -416,8 +440,13 @@ void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
   // Every GEMM is valid (validate_backward covers gemm's checks); none of them reads what
   // another writes (checked above).
   if (plan.run_dx) gemm(plan.dx, &out.gemms[out.gemm_count++]);
-  if (plan.zero_below_db)
-    std::memset(args.below_db.data, 0, static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype));
+  if (plan.zero_below_db) {
+    const std::size_t bytes = static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype);
+    if (plan.device == Device::cuda)
+      cuda_fill_bytes(args.below_db.data, 0, bytes, plan.device_index);  // all-zero bits are +0
+    else
+      std::memset(args.below_db.data, 0, bytes);
+  }
   if (plan.run_dw) gemm(plan.dw, &out.gemms[out.gemm_count++]);
   if (plan.run_db_alone) gemm(plan.db_alone, &out.gemms[out.gemm_count++]);
 }

@@ -5,9 +5,15 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
+#include "ops/activation/activation_kernels.hpp"
+#include "ops/attention/attention_problem.hpp"
+#include "ops/convert/convert_kernels.hpp"
 #include "ops/device_memory.hpp"
+#include "ops/elementwise/elementwise_kernels.hpp"
+#include "ops/embedding/embedding_kernels.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 #include "ops/norm/norm_kernels.hpp"
+#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit {
 namespace {
@@ -22,6 +28,25 @@ constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
 void never_gemm(const cpu::GemmProblem&, cpu::GemmCounters&) { no_backend("gemm"); }
 void never_fwd(const cpu::NormForwardProblem&) { no_backend("norm"); }
 void never_bwd(const cpu::NormBackwardProblem&) { no_backend("norm"); }
+
+void never_gelu(const cpu::GeluProblem&) { no_backend("gelu"); }
+void never_elementwise(const cpu::ElementwiseProblem&) { no_backend("elementwise"); }
+void never_embedding_fwd(const cpu::EmbeddingForwardProblem&) { no_backend("embedding_forward"); }
+void never_embedding_bwd(const cpu::EmbeddingBackwardProblem&) { no_backend("embedding_backward"); }
+void never_sce(const cpu::SoftmaxCrossEntropyProblem&) { no_backend("softmax_cross_entropy"); }
+void never_convert(const void*, DType, void*, DType, std::int64_t) { no_backend("convert"); }
+void never_attention_fwd(const ops::AttentionForwardProblem&) { no_backend("attention_forward"); }
+void never_attention_bwd(const ops::AttentionBackwardProblem&) { no_backend("attention_backward"); }
+
+constexpr cpu::GeluEntry kGelu[] = {{"gelu_cuda", kCuda, nullptr, never_gelu}};
+constexpr cpu::ElementwiseEntry kElementwise[] = {{"elementwise_cuda", kCuda, nullptr, never_elementwise}};
+constexpr cpu::EmbeddingForwardEntry kEmbeddingFwd[] = {{"embedding_fwd_cuda", kCuda, nullptr, never_embedding_fwd}};
+constexpr cpu::EmbeddingBackwardEntry kEmbeddingBwd[] = {{"embedding_bwd_cuda", kCuda, nullptr, never_embedding_bwd}};
+constexpr cpu::SoftmaxCrossEntropyEntry kSceFwd[] = {{"softmax_cross_entropy_fwd_cuda", kCuda, nullptr, never_sce}};
+constexpr cpu::SoftmaxCrossEntropyEntry kSceBwd[] = {{"softmax_cross_entropy_bwd_cuda", kCuda, nullptr, never_sce}};
+constexpr cpu::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, never_convert}};
+constexpr ops::AttentionForwardEntry kAttentionFwd[] = {{"attention_fwd_cuda", kCuda, nullptr, never_attention_fwd}};
+constexpr ops::AttentionBackwardEntry kAttentionBwd[] = {{"attention_bwd_cuda", kCuda, nullptr, never_attention_bwd}};
 
 constexpr cpu::GemmKernel kGemm[] = {{"gemm_cublaslt_cuda", kCuda, nullptr, never_gemm}};
 constexpr cpu::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
@@ -60,6 +85,16 @@ std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kL
 std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
 std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
 std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
+std::span<const cpu::GeluEntry> gelu_cuda_kernels() { return kGelu; }
+std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels() { return kElementwise; }
+std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels() { return kEmbeddingFwd; }
+std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels() { return kEmbeddingBwd; }
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels() { return kSceFwd; }
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels() { return kSceBwd; }
+std::span<const cpu::ConvertEntry> convert_cuda_kernels() { return kConvert; }
+void convert_cuda(const cpu::ConvertProblem&) { no_backend("convert"); }
+std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels() { return kAttentionFwd; }
+std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels() { return kAttentionBwd; }
 }  // namespace cuda
 
 }  // namespace ampkit

@@ -50,6 +50,16 @@ std::vector<KernelList> kernel_lists() {
       describe("layer_norm_backward", cuda::layer_norm_bwd_cuda_kernels(), Device::cuda),
       describe("rms_norm_forward", cuda::rms_norm_fwd_cuda_kernels(), Device::cuda),
       describe("rms_norm_backward", cuda::rms_norm_bwd_cuda_kernels(), Device::cuda),
+      describe("convert", cuda::convert_cuda_kernels(), Device::cuda),
+      describe("gelu", cuda::gelu_cuda_kernels(), Device::cuda),
+      describe("elementwise (add, add_accumulate, add_row_vector, scale)", cuda::elementwise_cuda_kernels(),
+               Device::cuda),
+      describe("softmax_cross_entropy_forward", cuda::softmax_cross_entropy_forward_cuda_kernels(), Device::cuda),
+      describe("softmax_cross_entropy_backward", cuda::softmax_cross_entropy_backward_cuda_kernels(), Device::cuda),
+      describe("attention_forward", cuda::attention_forward_cuda_kernels(), Device::cuda),
+      describe("attention_backward", cuda::attention_backward_cuda_kernels(), Device::cuda),
+      describe("embedding_forward", cuda::embedding_forward_cuda_kernels(), Device::cuda),
+      describe("embedding_backward", cuda::embedding_backward_cuda_kernels(), Device::cuda),
   };
 }
 

@@ -59,8 +59,16 @@ std::int64_t check_float_view(const char* fn, const char* name, const TensorView
   return *bytes;
 }
 
-std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
-                                 const char* owner) {
+namespace {
+
+// "cpu" or "cuda:<index>".
+std::string device_text(Device d, int index) {
+  return d == Device::cuda ? "cuda:" + std::to_string(index) : std::string(device_name(d));
+}
+
+// v's device is the cpu or a usable GPU, and it is `device` (of the operand `owner`).
+void check_device(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
+                  const char* owner) {
   if (v.device == Device::cuda) {
     if (const char* why = cuda_unavailable())
       fail_with(ErrorKind::unsupported, fn, name, " is in cuda:", v.device_index, " memory, but ", why);
@@ -71,18 +79,28 @@ std::int64_t check_float_view_on(const char* fn, const char* name, const TensorV
     fail(fn, name, " device must be cpu or cuda, but got the value ", static_cast<int>(v.device));
   }
   if (v.device != device || (device == Device::cuda && v.device_index != device_index))
-    fail(fn, name, " is in ", device_name(v.device), v.device == Device::cuda ? ":" : "",
-         v.device == Device::cuda ? std::to_string(v.device_index) : std::string(), " memory, but ", owner, " is in ",
-         device_name(device), device == Device::cuda ? ":" : "",
-         device == Device::cuda ? std::to_string(device_index) : std::string(),
-         " memory: every operand of one call must be on one device");
+    fail(fn, name, " is in ", device_text(v.device, v.device_index), " memory, but ", owner, " is in ",
+         device_text(device, device_index), " memory: every operand of one call must be on one device");
+}
+
+// On a GPU, `bytes` from `data` must be device memory of that GPU.
+void check_device_pointer(const char* fn, const char* name, const void* data, std::int64_t bytes, Device device,
+                          int device_index) {
+  if (device == Device::cuda && data != nullptr && bytes > 0)
+    if (const char* why = cuda_pointer_problem(data, device_index))
+      fail(fn, name, " must point to device memory of cuda:", device_index, " (its view says so), but it points to ",
+           why);
+}
+
+}  // namespace
+
+std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
+                                 const char* owner) {
+  check_device(fn, name, v, device, device_index, owner);
   TensorView host = v;  // the structure checks are the same on every device
   host.device = Device::cpu;
   const std::int64_t bytes = check_float_view(fn, name, host);
-  if (v.device == Device::cuda && v.data != nullptr && bytes > 0)
-    if (const char* why = cuda_pointer_problem(v.data, v.device_index))
-      fail(fn, name, " must point to device memory of cuda:", v.device_index, " (its view says so), but it points to ",
-           why);
+  check_device_pointer(fn, name, v.data, bytes, v.device, v.device_index);
   return bytes;
 }
 
@@ -250,6 +268,49 @@ void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOper
 
 void check_finite(const char* fn, const char* name, float value) {
   if (!std::isfinite(value)) fail(fn, name, " must be finite, but got ", value);
+}
+
+// ---- strided rows on the cpu or one GPU ----
+
+OnDevice call_device(const char* fn, const char* name, const TensorView& view) {
+  if (!view.present) fail(fn, name, " must be present, but got an absent view");
+  check_device(fn, name, view, view.device, view.device_index, name);
+  if (view.rank < 0 || view.rank > kMaxRank)
+    fail(fn, name, " rank must be in [0, ", kMaxRank, "], but got ", view.rank);
+  return {view.device, view.device_index, name};
+}
+
+void check_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
+  if (!view.present) fail(fn, name, " must be present, but got an absent view");
+  check_device(fn, name, view, dev.device, dev.index, dev.owner);
+  if (view.rank < 0 || view.rank > kMaxRank)
+    fail(fn, name, " rank must be in [0, ", kMaxRank, "], but got ", view.rank);
+}
+
+void check_float_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
+  check_operand_on(fn, name, view, dev);
+  if (!is_float_dtype(view.dtype)) fail(fn, name, " dtype must be f32, bf16 or f16, but got ", dtype_name(view.dtype));
+}
+
+void check_dtype_on(const char* fn, const char* name, const TensorView& view, DType want, const OnDevice& dev) {
+  check_operand_on(fn, name, view, dev);
+  if (view.dtype != want) fail(fn, name, " dtype must be ", dtype_name(want), ", but got ", dtype_name(view.dtype));
+}
+
+RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
+  const RowsOperand r = as_rows(fn, name, view);
+  check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
+  return r;
+}
+
+void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev) {
+  check_device_pointer(fn, name, data, bytes, dev.device, dev.index);
+}
+
+RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
+  const RowsOperand r = as_flat(fn, name, view);
+  check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
+  return r;
 }
 
 }  // namespace ampkit::ops

@@ -112,4 +112,28 @@ void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOper
 /// A finite float argument.
 void check_finite(const char* fn, const char* name, float value);
 
+// ---- strided rows on the cpu or one GPU (the training-graph ops that have CUDA lists) ----
+
+/// The device of one call: that of its first operand (`owner`), which every other operand must
+/// share (docs/CUDA.md: "every operand of one call must be on one device").
+struct OnDevice {
+  Device device = Device::cpu;
+  int index = 0;
+  const char* owner = "";
+};
+
+/// `view` (present, rank in range) is the call's first operand: its device must be the cpu or a
+/// usable GPU (unsupported when CUDA cannot run). Returns the call's device.
+OnDevice call_device(const char* fn, const char* name, const TensorView& view);
+/// check_cpu_operand / check_float_operand / check_dtype on the call's device `dev`.
+void check_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
+void check_float_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
+void check_dtype_on(const char* fn, const char* name, const TensorView& view, DType want, const OnDevice& dev);
+/// as_rows / as_flat, and on a GPU: the memory must be device memory of that GPU (looked up,
+/// never read).
+RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
+RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
+/// On a GPU, `bytes` (> 0) from `data` must be device memory of that GPU; nothing on the cpu.
+void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev);
+
 }  // namespace ampkit::ops

@@ -49,17 +49,28 @@ struct NodeRecord {
   std::int64_t fp16_subnormal_outputs = 0;
 };
 
+/// Where the executor runs the graph: the cpu (host memory), or one GPU (docs/CUDA.md,
+/// "The training graph on the GPU"): the arena is device memory of that GPU (cuda_malloc, never
+/// managed memory), every value bound must be device memory of it, and every view the kernels
+/// get carries device = cuda.
+struct ExecutorOptions {
+  Device device = Device::cpu;
+  int device_index = 0;
+};
+
 class Executor {
  public:
-  /// Verifies `g`, plans its memory and allocates the arena. Throws ampkit::Error naming the
-  /// node on a graph that does not verify, or out_of_memory.
-  explicit Executor(Graph g);
+  /// Verifies `g`, plans its memory and allocates the arena (on options.device). Throws
+  /// ampkit::Error naming the node on a graph that does not verify, out_of_memory, or
+  /// unsupported when the device cannot run (no CUDA backend, no GPU).
+  explicit Executor(Graph g, ExecutorOptions options = {});
   ~Executor();
   Executor(Executor&&) noexcept;
   Executor& operator=(Executor&&) noexcept;
 
   /// Binds the memory of an external value (input, parameter, gradient seed): `data` holds the
-  /// value's numel elements of its dtype, row-major, and must stay valid while runs use it.
+  /// value's numel elements of its dtype, row-major, in the executor's device memory, and must
+  /// stay valid while runs use it.
   /// Throws ampkit::Error for a value that a node produces, or a null pointer for a non-empty
   /// value.
   void bind(ValueId v, const void* data);
@@ -76,14 +87,19 @@ class Executor {
   TensorView view(ValueId v) const;
 
   const Graph& graph() const { return graph_; }
+  const ExecutorOptions& options() const { return options_; }
   const MemoryPlan& plan() const { return plan_; }
   /// One record per node, of the last run that reached it.
   const std::vector<NodeRecord>& records() const { return records_; }
 
  private:
   Graph graph_;
+  ExecutorOptions options_;
   MemoryPlan plan_;
   struct ArenaDeleter {
+    ArenaDeleter() noexcept : device(false) {}
+    explicit ArenaDeleter(bool on_device) noexcept : device(on_device) {}
+    bool device;  // cuda_malloc'ed (else operator new[])
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte[], ArenaDeleter> arena_;

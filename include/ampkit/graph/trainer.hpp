@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/gemm.hpp"
 
 namespace ampkit::graph {
@@ -72,7 +73,12 @@ struct TrainerConfig {
   OptimizerConfig optimizer;
   float clip_norm = 0.0f;  // > 0: clip the global gradient norm to this value
   LossScaleConfig loss_scale;
-  bool fuse = true;        // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
+  bool fuse = true;  // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
+  // Where the graph (forward + backward) runs: the cpu, or one GPU (cuda:device_index). On a
+  // GPU the fp32 master parameters, the optimizer, clipping and loss scaling stay on the host:
+  // each run uploads the parameters and inputs and downloads the gradients (docs/TRAIN.md).
+  Device device = Device::cpu;
+  int device_index = 0;
   std::uint64_t seed = 0;  // parameter initialization (N(0, 0.02) weights, 0 biases,
                            // 1 norm gains); the same seed gives the same bits
 };

@@ -17,21 +17,29 @@ void check_variant(const char* fn, GeluVariant variant) {
     fail(fn, "variant must be GeluVariant::tanh or GeluVariant::erf, but got the value ", static_cast<int>(variant));
 }
 
+// The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
+std::span<const cpu::GeluEntry> kernels(const cpu::GeluProblem& p) {
+  return p.device == Device::cuda ? cuda::gelu_cuda_kernels() : cpu::gelu_kernels();
+}
+
 void run(const cpu::GeluProblem& p) {
   if (p.rows == 0 || p.n == 0) return;
-  ops::select_kernel(cpu::gelu_kernels(), p).run(p);
+  ops::select_kernel(kernels(p), p).run(p);
 }
 
 cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant) {
   const char* fn = "gelu_forward";
-  ops::check_float_operand(fn, "x", x);
-  ops::check_float_operand(fn, "y", y);
+  const ops::OnDevice dev = ops::call_device(fn, "x", x);
+  ops::check_float_operand_on(fn, "x", x, dev);
+  ops::check_float_operand_on(fn, "y", y, dev);
   check_variant(fn, variant);
   ops::check_same_shape(fn, "x", x, "y", y);
-  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
-  const ops::RowsOperand ry = ops::as_rows(fn, "y", y);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
+  const ops::RowsOperand ry = ops::as_rows_on(fn, "y", y, dev);
   ops::check_disjoint_or_same(fn, "y", ry, "x", rx);
   cpu::GeluProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = ry.rows;
   p.n = ry.n;
   p.variant = variant;
@@ -47,18 +55,21 @@ cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluV
 cpu::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                   GeluVariant variant) {
   const char* fn = "gelu_backward";
-  ops::check_float_operand(fn, "x", x);
-  ops::check_float_operand(fn, "dy", dy);
-  ops::check_float_operand(fn, "dx", dx);
+  const ops::OnDevice dev = ops::call_device(fn, "x", x);
+  ops::check_float_operand_on(fn, "x", x, dev);
+  ops::check_float_operand_on(fn, "dy", dy, dev);
+  ops::check_float_operand_on(fn, "dx", dx, dev);
   check_variant(fn, variant);
   ops::check_same_shape(fn, "x", x, "dy", dy);
   ops::check_same_shape(fn, "x", x, "dx", dx);
-  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
-  const ops::RowsOperand rdy = ops::as_rows(fn, "dy", dy);
-  const ops::RowsOperand rdx = ops::as_rows(fn, "dx", dx);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
+  const ops::RowsOperand rdy = ops::as_rows_on(fn, "dy", dy, dev);
+  const ops::RowsOperand rdx = ops::as_rows_on(fn, "dx", dx, dev);
   ops::check_disjoint(fn, "dx", rdx, "x", rx);
   ops::check_disjoint_or_same(fn, "dx", rdx, "dy", rdy);
   cpu::GeluProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = rdx.rows;
   p.n = rdx.n;
   p.backward = true;
@@ -95,12 +106,14 @@ std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const
 }
 
 const char* gelu_forward_kernel_name(const TensorView& x, const TensorView& y, GeluVariant variant) {
-  return ops::select_kernel(cpu::gelu_kernels(), forward_problem(x, y, variant)).name;
+  const cpu::GeluProblem p = forward_problem(x, y, variant);
+  return ops::select_kernel(kernels(p), p).name;
 }
 
 const char* gelu_backward_kernel_name(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                       GeluVariant variant) {
-  return ops::select_kernel(cpu::gelu_kernels(), backward_problem(x, dy, dx, variant)).name;
+  const cpu::GeluProblem p = backward_problem(x, dy, dx, variant);
+  return ops::select_kernel(kernels(p), p).name;
 }
 
 }  // namespace ampkit

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "ops/kernel_registry.hpp"
 
@@ -28,6 +29,8 @@ struct GeluProblem {
   void* out = nullptr;  // y (forward) or dx (backward)
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using GeluFn = void (*)(const GeluProblem&);
@@ -42,3 +45,11 @@ void gelu_reference(const GeluProblem& p);
 std::span<const GeluEntry> gelu_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA list (src/cuda/activation/gelu_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::GeluEntry> gelu_cuda_kernels();
+
+}  // namespace ampkit::cuda

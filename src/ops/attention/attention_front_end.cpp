@@ -8,18 +8,30 @@
 #include "ops/check_message.hpp"
 
 namespace ampkit {
+namespace {
+
+// The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
+std::span<const ops::AttentionForwardEntry> forward_kernels(const ops::AttentionForwardProblem& p) {
+  return p.device == Device::cuda ? cuda::attention_forward_cuda_kernels() : ops::attention_forward_kernels();
+}
+
+std::span<const ops::AttentionBackwardEntry> backward_kernels(const ops::AttentionBackwardProblem& p) {
+  return p.device == Device::cuda ? cuda::attention_backward_cuda_kernels() : ops::attention_backward_kernels();
+}
+
+}  // namespace
 
 void attention_forward(const AttentionForwardArgs& args) {
   const ops::AttentionForwardProblem p = ops::validate_attention_forward(args);
   if (p.batch == 0 || p.seq == 0) return;
-  ops::select_kernel(ops::attention_forward_kernels(), p).run(p);
+  ops::select_kernel(forward_kernels(p), p).run(p);
 }
 
 void attention_backward(const AttentionBackwardArgs& args) {
   const ops::AttentionBackwardProblem p = ops::validate_attention_backward(args);
   if (p.batch == 0 || p.seq == 0) return;
   if (p.dq.data == nullptr && p.dk.data == nullptr && p.dv.data == nullptr) return;
-  ops::select_kernel(ops::attention_backward_kernels(), p).run(p);
+  ops::select_kernel(backward_kernels(p), p).run(p);
 }
 
 std::string attention_check(const AttentionForwardArgs& args) noexcept {
@@ -32,20 +44,22 @@ std::string attention_check(const AttentionBackwardArgs& args) noexcept {
 
 const char* attention_kernel_name(const AttentionForwardArgs& args) {
   const ops::AttentionForwardProblem p = ops::validate_attention_forward(args);
-  return ops::select_kernel(ops::attention_forward_kernels(), p).name;
+  return ops::select_kernel(forward_kernels(p), p).name;
 }
 
 const char* attention_kernel_name(const AttentionBackwardArgs& args) {
   const ops::AttentionBackwardProblem p = ops::validate_attention_backward(args);
-  return ops::select_kernel(ops::attention_backward_kernels(), p).name;
+  return ops::select_kernel(backward_kernels(p), p).name;
 }
 
 std::vector<KernelStatus> attention_kernel_statuses(const AttentionForwardArgs& args) {
-  return ops::kernel_statuses(ops::attention_forward_kernels(), ops::validate_attention_forward(args));
+  const ops::AttentionForwardProblem p = ops::validate_attention_forward(args);
+  return ops::kernel_statuses(forward_kernels(p), p);
 }
 
 std::vector<KernelStatus> attention_kernel_statuses(const AttentionBackwardArgs& args) {
-  return ops::kernel_statuses(ops::attention_backward_kernels(), ops::validate_attention_backward(args));
+  const ops::AttentionBackwardProblem p = ops::validate_attention_backward(args);
+  return ops::kernel_statuses(backward_kernels(p), p);
 }
 
 }  // namespace ampkit

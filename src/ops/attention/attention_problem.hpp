@@ -9,6 +9,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/attention.hpp"
 #include "ops/kernel_registry.hpp"
 
@@ -40,6 +41,8 @@ struct AttentionForwardProblem {
   AttentionInput q, k, v;
   AttentionOutput out;
   float* lse = nullptr;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// A backward call after validation: as the forward; dq/dk/dv absent (data null) or disjoint from
@@ -52,6 +55,8 @@ struct AttentionBackwardProblem {
   const float* lse = nullptr;
   AttentionOutput dq, dk, dv;
   bool accumulate = false;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using AttentionForwardFn = void (*)(const AttentionForwardProblem&);
@@ -69,3 +74,12 @@ std::span<const AttentionForwardEntry> attention_forward_kernels();
 std::span<const AttentionBackwardEntry> attention_backward_kernels();
 
 }  // namespace ampkit::ops
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/attention/attention_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels();
+std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda

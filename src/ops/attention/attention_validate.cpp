@@ -37,8 +37,8 @@ struct Operand {
 };
 
 // Present, CPU, float dtype, rank 3, dims >= 0.
-void check_structure(const char* fn, const char* name, const TensorView& v) {
-  check_float_operand(fn, name, v);
+void check_structure(const char* fn, const char* name, const TensorView& v, const OnDevice& dev) {
+  check_float_operand_on(fn, name, v, dev);
   check_rank(fn, name, v, 3);
   for (int i = 0; i < 3; ++i)
     if (v.shape[i] < 0) fail(fn, name, " dimension ", i, " must be >= 0, but got ", v.shape[i]);
@@ -47,7 +47,7 @@ void check_structure(const char* fn, const char* name, const TensorView& v) {
 // Strides >= 0, last dim contiguous, data non-null, the span fits int64; for an output, no two
 // elements at the same address (the dims of size > 1, inner to outer by stride, each step over
 // everything inside it).
-Operand decode_layout(const char* fn, const char* name, const TensorView& v, bool output) {
+Operand decode_layout(const char* fn, const char* name, const TensorView& v, bool output, const OnDevice& dev) {
   Operand o;
   o.name = name;
   o.view = &v;
@@ -70,6 +70,7 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   if (!bytes)
     fail(fn, name, " ", v.describe(), " with strides ", strides_string(v), " spans more bytes than int64 can count");
   o.bytes = *bytes;
+  check_device_memory(fn, name, v.data, o.bytes, dev);
   if (!output) return o;
   // Dims of size > 1 by increasing stride; `extent` elements are covered by the dims inside.
   std::int64_t s1 = o.row_stride, n1 = seq, s2 = o.batch_stride, n2 = batch;
@@ -152,16 +153,16 @@ std::int64_t check_heads(const char* fn, int heads, float scale, const TensorVie
 }
 
 // lse: present, f32, [batch, heads, seq], contiguous, non-null.
-Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, int heads) {
+Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, int heads, const OnDevice& dev) {
   check_given(fn, "lse", lse, "the log-sum-exp, [batch, heads, seq] f32");
-  check_cpu_operand(fn, "lse", lse);
+  check_operand_on(fn, "lse", lse, dev);
   if (lse.dtype != DType::f32) fail(fn, "lse dtype must be f32, but got ", dtype_name(lse.dtype));
   const std::int64_t dims[3] = {q.shape[0], heads, q.shape[1]};
   check_shape(fn, "lse", lse, dims, 3, "shape [batch, heads, seq] =");
   Operand o;
   o.name = "lse";
   o.view = &lse;
-  o.bytes = check_float_view(fn, "lse", lse);  // contiguity, size overflow
+  o.bytes = check_float_view_on(fn, "lse", lse, dev.device, dev.index, dev.owner);  // contiguity, size, pointer
   check_data(fn, "lse", lse, "[batch, heads, seq] f32");
   return o;
 }
@@ -179,17 +180,20 @@ AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& a
   const char* fn = kForward;
   const char* names[] = {"q", "k", "v", "out"};
   const TensorView* views[] = {&args.q, &args.k, &args.v, &args.out};
-  for (int i = 0; i < 4; ++i) check_structure(fn, names[i], *views[i]);
+  const OnDevice dev = call_device(fn, "q", args.q);
+  for (int i = 0; i < 4; ++i) check_structure(fn, names[i], *views[i], dev);
   for (int i = 1; i < 4; ++i) check_same_shape(fn, "q", args.q, names[i], *views[i]);
   const std::int64_t head_dim = check_heads(fn, args.heads, args.scale, args.q);
   Operand ops[4];
-  for (int i = 0; i < 4; ++i) ops[i] = decode_layout(fn, names[i], *views[i], i == 3);
-  const Operand lse = decode_lse(fn, args.lse, args.q, args.heads);
+  for (int i = 0; i < 4; ++i) ops[i] = decode_layout(fn, names[i], *views[i], i == 3, dev);
+  const Operand lse = decode_lse(fn, args.lse, args.q, args.heads, dev);
   for (int i = 0; i < 3; ++i) check_apart(fn, ops[3], ops[i], "input");
   check_apart(fn, ops[3], lse, "output");
   for (int i = 0; i < 3; ++i) check_apart(fn, lse, ops[i], "input");
 
   AttentionForwardProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.batch = args.q.shape[0];
   p.seq = args.q.shape[1];
   p.heads = args.heads;
@@ -209,18 +213,19 @@ AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs
   const TensorView* in_views[] = {&args.q, &args.k, &args.v, &args.out, &args.dout};
   const char* out_names[] = {"dq", "dk", "dv"};
   const TensorView* out_views[] = {&args.dq, &args.dk, &args.dv};
-  for (int i = 0; i < 5; ++i) check_structure(fn, in_names[i], *in_views[i]);
+  const OnDevice dev = call_device(fn, "q", args.q);
+  for (int i = 0; i < 5; ++i) check_structure(fn, in_names[i], *in_views[i], dev);
   for (int i = 0; i < 3; ++i)
-    if (out_views[i]->present) check_structure(fn, out_names[i], *out_views[i]);
+    if (out_views[i]->present) check_structure(fn, out_names[i], *out_views[i], dev);
   for (int i = 1; i < 5; ++i) check_same_shape(fn, "q", args.q, in_names[i], *in_views[i]);
   for (int i = 0; i < 3; ++i)
     if (out_views[i]->present) check_same_shape(fn, "q", args.q, out_names[i], *out_views[i]);
   const std::int64_t head_dim = check_heads(fn, args.heads, args.scale, args.q);
   Operand ins[6], outs[3];
-  for (int i = 0; i < 5; ++i) ins[i] = decode_layout(fn, in_names[i], *in_views[i], false);
-  ins[5] = decode_lse(fn, args.lse, args.q, args.heads);
+  for (int i = 0; i < 5; ++i) ins[i] = decode_layout(fn, in_names[i], *in_views[i], false, dev);
+  ins[5] = decode_lse(fn, args.lse, args.q, args.heads, dev);
   for (int i = 0; i < 3; ++i)
-    if (out_views[i]->present) outs[i] = decode_layout(fn, out_names[i], *out_views[i], true);
+    if (out_views[i]->present) outs[i] = decode_layout(fn, out_names[i], *out_views[i], true, dev);
   for (int i = 0; i < 3; ++i) {
     if (!out_views[i]->present) continue;
     for (const Operand& in : ins) check_apart(fn, outs[i], in, "input");
@@ -233,6 +238,8 @@ AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs
   }
 
   AttentionBackwardProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.batch = args.q.shape[0];
   p.seq = args.q.shape[1];
   p.heads = args.heads;

@@ -52,15 +52,28 @@ cpu::ConvertProblem validate(const void* src, DType from, void* dst, DType to, s
 cpu::ConvertProblem validate(const TensorView& src, const TensorView& dst) {
   ops::check_given(kFn, "src", src, "the input");
   ops::check_given(kFn, "dst", dst, "the output, src's shape");
-  ops::check_float_view(kFn, "src", src);
-  ops::check_float_view(kFn, "dst", dst);
+  // Both on src's device: the cpu, or one GPU (the CUDA list then runs the call).
+  ops::check_float_view_on(kFn, "src", src, src.device, src.device_index, "src");
+  ops::check_float_view_on(kFn, "dst", dst, src.device, src.device_index, "src");
   ops::check_shape(kFn, "dst", dst, src.shape.data(), src.rank, "src's shape");
-  return validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
+  cpu::ConvertProblem p = validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
+  p.device = src.device;
+  p.device_index = src.device_index;
+  return p;
+}
+
+std::span<const cpu::ConvertEntry> kernels(const cpu::ConvertProblem& p) {
+  return p.device == Device::cuda ? cuda::convert_cuda_kernels() : cpu::convert_kernels();
 }
 
 void run(const cpu::ConvertProblem& p) {
   if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
-  const cpu::ConvertEntry& k = ops::select_kernel(cpu::convert_kernels(), p);
+  const cpu::ConvertEntry& k = ops::select_kernel(kernels(p), p);
+  if (p.device == Device::cuda) {
+    // The CUDA entries take the device index through the problem; ConvertFn has no room for it.
+    cuda::convert_cuda(p);
+    return;
+  }
   k.run(p.src, p.from, p.dst, p.to, p.n);
 }
 
@@ -84,11 +97,13 @@ std::string convert_check(const TensorView& src, const TensorView& dst) noexcept
 }
 
 const char* convert_kernel_name(const TensorView& src, const TensorView& dst) {
-  return ops::select_kernel(cpu::convert_kernels(), validate(src, dst)).name;
+  const cpu::ConvertProblem p = validate(src, dst);
+  return ops::select_kernel(kernels(p), p).name;
 }
 
 std::vector<KernelStatus> convert_kernel_statuses(const TensorView& src, const TensorView& dst) {
-  return ops::kernel_statuses(cpu::convert_kernels(), validate(src, dst));
+  const cpu::ConvertProblem p = validate(src, dst);
+  return ops::kernel_statuses(kernels(p), p);
 }
 
 }  // namespace ampkit

@@ -20,6 +20,8 @@ struct ConvertProblem {
   void* dst = nullptr;
   DType to = DType::f32;
   std::int64_t n = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// Converts n elements from `src` (dtype from) to `dst` (dtype to); any pair of f32/bf16/f16.
@@ -37,3 +39,14 @@ void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::i
 std::span<const ConvertEntry> convert_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA list (src/cuda/convert/convert_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::ConvertEntry> convert_cuda_kernels();
+/// Runs `p` (device = cuda) on cuda:p.device_index: what the front end calls, since ConvertFn
+/// carries no device (the list's entry finds the GPU from dst's pointer instead).
+void convert_cuda(const cpu::ConvertProblem& p);
+
+}  // namespace ampkit::cuda

@@ -14,25 +14,33 @@ namespace {
 
 cpu::ElementwiseOperand operand(const ops::RowsOperand& r) { return {r.data, r.dtype, r.row_stride}; }
 
+// The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
+std::span<const cpu::ElementwiseEntry> kernels(const cpu::ElementwiseProblem& p) {
+  return p.device == Device::cuda ? cuda::elementwise_cuda_kernels() : cpu::elementwise_kernels();
+}
+
 void run(const cpu::ElementwiseProblem& p) {
   if (p.rows == 0 || p.n == 0) return;
-  ops::select_kernel(cpu::elementwise_kernels(), p).run(p);
+  ops::select_kernel(kernels(p), p).run(p);
 }
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
 cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
                                     const TensorView& b, const char* out_name, const TensorView& out) {
-  ops::check_float_operand(fn, a_name, a);
-  ops::check_float_operand(fn, b_name, b);
-  ops::check_float_operand(fn, out_name, out);
+  const ops::OnDevice dev = ops::call_device(fn, a_name, a);
+  ops::check_float_operand_on(fn, a_name, a, dev);
+  ops::check_float_operand_on(fn, b_name, b, dev);
+  ops::check_float_operand_on(fn, out_name, out, dev);
   ops::check_same_shape(fn, a_name, a, b_name, b);
   ops::check_same_shape(fn, a_name, a, out_name, out);
-  const ops::RowsOperand ra = ops::as_rows(fn, a_name, a);
-  const ops::RowsOperand rb = ops::as_rows(fn, b_name, b);
-  const ops::RowsOperand ro = ops::as_rows(fn, out_name, out);
+  const ops::RowsOperand ra = ops::as_rows_on(fn, a_name, a, dev);
+  const ops::RowsOperand rb = ops::as_rows_on(fn, b_name, b, dev);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, out_name, out, dev);
   ops::check_disjoint_or_same(fn, out_name, ro, a_name, ra);
   ops::check_disjoint_or_same(fn, out_name, ro, b_name, rb);
   cpu::ElementwiseProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = ro.rows;
   p.n = ro.n;
   p.a = operand(ra);
@@ -45,20 +53,23 @@ cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const Te
 
 cpu::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out) {
   const char* fn = "add_row_vector";
-  ops::check_float_operand(fn, "x", x);
-  ops::check_float_operand(fn, "bias", bias);
-  ops::check_float_operand(fn, "out", out);
+  const ops::OnDevice dev = ops::call_device(fn, "x", x);
+  ops::check_float_operand_on(fn, "x", x, dev);
+  ops::check_float_operand_on(fn, "bias", bias, dev);
+  ops::check_float_operand_on(fn, "out", out, dev);
   if (x.rank < 1) fail(fn, "x must have rank >= 1 ([rows, n]), but got shape ", x.shape_string());
   ops::check_same_shape(fn, "x", x, "out", out);
   ops::check_rank(fn, "bias", bias, 1);
   if (bias.shape[0] != x.shape[x.rank - 1])
     fail(fn, "bias length must equal x's last dim (", x.shape[x.rank - 1], "), but got ", bias.shape_string());
-  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
-  const ops::RowsOperand rb = ops::as_rows(fn, "bias", bias);
-  const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
+  const ops::RowsOperand rb = ops::as_rows_on(fn, "bias", bias, dev);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
   ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
   ops::check_disjoint(fn, "out", ro, "bias", rb);
   cpu::ElementwiseProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = ro.rows;
   p.n = ro.n;
   p.a = operand(rx);
@@ -94,14 +105,17 @@ cpu::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out,
 
 cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out) {
   const char* fn = "scale";
-  ops::check_float_operand(fn, "x", x);
-  ops::check_float_operand(fn, "out", out);
+  const ops::OnDevice dev = ops::call_device(fn, "x", x);
+  ops::check_float_operand_on(fn, "x", x, dev);
+  ops::check_float_operand_on(fn, "out", out, dev);
   ops::check_finite(fn, "alpha", alpha);
   ops::check_same_shape(fn, "x", x, "out", out);
-  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
-  const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
   ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
   cpu::ElementwiseProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = ro.rows;
   p.n = ro.n;
   p.a = operand(rx);
@@ -112,9 +126,7 @@ cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const Te
   return p;
 }
 
-const char* kernel_name(const cpu::ElementwiseProblem& p) {
-  return ops::select_kernel(cpu::elementwise_kernels(), p).name;
-}
+const char* kernel_name(const cpu::ElementwiseProblem& p) { return ops::select_kernel(kernels(p), p).name; }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -33,6 +34,8 @@ struct ElementwiseProblem {
   void* out = nullptr;
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// out[j] (+)= sum over r of x[r, j]. rows >= 0, n >= 1; out: [n], disjoint from x.
@@ -66,3 +69,11 @@ std::span<const ElementwiseEntry> elementwise_kernels();
 std::span<const SumRowsEntry> sum_rows_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA list (src/cuda/elementwise/elementwise_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels();
+
+}  // namespace ampkit::cuda

@@ -5,12 +5,15 @@
 #include "ampkit/ops/embedding.hpp"
 
 #include <cstdint>
+#include <new>
+#include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "core/checked_math.hpp"
 #include "ops/check_message.hpp"
-#include "ops/operand_checks.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
+#include "ops/operand_checks.hpp"
 
 namespace ampkit {
 namespace {
@@ -31,21 +34,36 @@ void check_extent(const char* fn, const char* name, const ops::RowsOperand& r) {
 }
 
 // ids: [tokens] i32, contiguous.
-ops::RowsOperand check_ids(const char* fn, const TensorView& ids) {
-  ops::check_dtype(fn, "ids", ids, DType::i32);
+ops::RowsOperand check_ids(const char* fn, const TensorView& ids, const ops::OnDevice& dev) {
+  ops::check_dtype_on(fn, "ids", ids, DType::i32, dev);
   ops::check_rank(fn, "ids", ids, 1);
   check_dims(fn, "ids", ids);
-  return ops::as_flat(fn, "ids", ids);
+  return ops::as_flat_on(fn, "ids", ids, dev);
 }
 
 // A [rows, dim] float operand, last dim contiguous, any row stride >= dim.
-ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView& view) {
-  ops::check_float_operand(fn, name, view);
+ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView& view, const ops::OnDevice& dev) {
+  ops::check_float_operand_on(fn, name, view, dev);
   ops::check_rank(fn, name, view, 2);
   check_dims(fn, name, view);
-  const ops::RowsOperand r = ops::as_rows(fn, name, view);
+  const ops::RowsOperand r = ops::as_rows_on(fn, name, view, dev);
   check_extent(fn, name, r);
   return r;
+}
+
+// The ids as host memory for the range check: themselves on the cpu; on a GPU a copy (the
+// calling thread's stream, waited for), so a bad id is an Error before anything is enqueued.
+const std::int32_t* host_ids(const char* fn, const ops::RowsOperand& ids, const ops::OnDevice& dev) {
+  const auto* id = static_cast<const std::int32_t*>(ids.data);
+  if (dev.device != Device::cuda || ids.n == 0) return id;
+  thread_local std::vector<std::int32_t> copy;
+  try {
+    copy.resize(static_cast<std::size_t>(ids.n));
+  } catch (const std::bad_alloc&) {
+    fail_with(ErrorKind::out_of_memory, fn, "could not allocate a host copy of ", ids.n, " ids");
+  }
+  cuda_copy_to_host(copy.data(), id, static_cast<std::size_t>(ids.n) * sizeof(std::int32_t), dev.index);
+  return copy.data();
 }
 
 void check_shape_2d(const char* fn, const char* name, const TensorView& view, std::int64_t rows, std::int64_t cols,
@@ -62,16 +80,19 @@ void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t to
 
 cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out) {
   const char* fn = "embedding_forward";
-  const ops::RowsOperand rids = check_ids(fn, ids);
-  const ops::RowsOperand rtable = check_matrix(fn, "table", table);
-  const ops::RowsOperand rout = check_matrix(fn, "out", out);
+  const ops::OnDevice dev = ops::call_device(fn, "table", table);
+  const ops::RowsOperand rids = check_ids(fn, ids, dev);
+  const ops::RowsOperand rtable = check_matrix(fn, "table", table, dev);
+  const ops::RowsOperand rout = check_matrix(fn, "out", out, dev);
   const std::int64_t tokens = ids.shape[0], vocab = table.shape[0], dim = table.shape[1];
   check_shape_2d(fn, "out", out, tokens, dim, "[tokens, dim] (ids' length, table's dim)");
   ops::check_disjoint(fn, "out", rout, "ids", rids);
   ops::check_disjoint(fn, "out", rout, "table", rtable);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  check_ids_in_range(fn, id, tokens, vocab);
+  check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
   cpu::EmbeddingForwardProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.tokens = tokens;
   p.vocab = vocab;
   p.dim = dim;
@@ -88,16 +109,19 @@ cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
 cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                                bool accumulate) {
   const char* fn = "embedding_backward";
-  const ops::RowsOperand rids = check_ids(fn, ids);
-  const ops::RowsOperand rdout = check_matrix(fn, "dout", dout);
-  const ops::RowsOperand rdtable = check_matrix(fn, "dtable", dtable);
+  const ops::OnDevice dev = ops::call_device(fn, "dtable", dtable);
+  const ops::RowsOperand rids = check_ids(fn, ids, dev);
+  const ops::RowsOperand rdout = check_matrix(fn, "dout", dout, dev);
+  const ops::RowsOperand rdtable = check_matrix(fn, "dtable", dtable, dev);
   const std::int64_t tokens = ids.shape[0], vocab = dtable.shape[0], dim = dtable.shape[1];
   check_shape_2d(fn, "dout", dout, tokens, dim, "[tokens, dim] (ids' length, dtable's dim)");
   ops::check_disjoint(fn, "dtable", rdtable, "ids", rids);
   ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  check_ids_in_range(fn, id, tokens, vocab);
+  check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
   cpu::EmbeddingBackwardProblem p;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.tokens = tokens;
   p.vocab = vocab;
   p.dim = dim;
@@ -112,18 +136,26 @@ cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
   return p;
 }
 
+std::span<const cpu::EmbeddingForwardEntry> forward_kernels(const cpu::EmbeddingForwardProblem& p) {
+  return p.device == Device::cuda ? cuda::embedding_forward_cuda_kernels() : cpu::embedding_forward_kernels();
+}
+
+std::span<const cpu::EmbeddingBackwardEntry> backward_kernels(const cpu::EmbeddingBackwardProblem& p) {
+  return p.device == Device::cuda ? cuda::embedding_backward_cuda_kernels() : cpu::embedding_backward_kernels();
+}
+
 }  // namespace
 
 void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
   const cpu::EmbeddingForwardProblem p = forward_problem(ids, table, out);
   if (p.tokens == 0 || p.dim == 0) return;
-  ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
+  ops::select_kernel(forward_kernels(p), p).run(p);
 }
 
 void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
   const cpu::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
   if (p.vocab == 0 || p.dim == 0) return;  // tokens == 0 too (no id is in range)
-  ops::select_kernel(cpu::embedding_backward_kernels(), p).run(p);
+  ops::select_kernel(backward_kernels(p), p).run(p);
 }
 
 std::string embedding_forward_check(const TensorView& ids, const TensorView& table, const TensorView& out) noexcept {
@@ -136,12 +168,14 @@ std::string embedding_backward_check(const TensorView& ids, const TensorView& do
 }
 
 const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out) {
-  return ops::select_kernel(cpu::embedding_forward_kernels(), forward_problem(ids, table, out)).name;
+  const cpu::EmbeddingForwardProblem p = forward_problem(ids, table, out);
+  return ops::select_kernel(forward_kernels(p), p).name;
 }
 
 const char* embedding_backward_kernel_name(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                            bool accumulate) {
-  return ops::select_kernel(cpu::embedding_backward_kernels(), backward_problem(ids, dout, dtable, accumulate)).name;
+  const cpu::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
+  return ops::select_kernel(backward_kernels(p), p).name;
 }
 
 }  // namespace ampkit

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -30,6 +31,8 @@ struct EmbeddingForwardProblem {
   void* out = nullptr;  // [tokens, dim]
   DType out_dtype = DType::f32;
   std::int64_t out_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 /// Backward: for every row v hit by some id, s = sum over t with ids[t] == v of dout[t, :]
@@ -49,6 +52,8 @@ struct EmbeddingBackwardProblem {
   DType dtable_dtype = DType::f32;
   std::int64_t dtable_row_stride = 0;
   bool accumulate = false;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using EmbeddingForwardFn = void (*)(const EmbeddingForwardProblem&);
@@ -72,3 +77,12 @@ std::span<const EmbeddingForwardEntry> embedding_forward_kernels();
 std::span<const EmbeddingBackwardEntry> embedding_backward_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/embedding/embedding_cuda_kernel_list.cpp; one unavailable entry each in a
+/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
+std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda

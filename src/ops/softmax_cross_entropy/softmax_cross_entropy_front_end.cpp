@@ -6,8 +6,11 @@
 #include "ampkit/ops/softmax_cross_entropy.hpp"
 
 #include <cstdint>
+#include <new>
+#include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ops/check_message.hpp"
 #include "ops/operand_checks.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
@@ -21,10 +24,26 @@ struct Checked {
 };
 
 // logits [rows, classes] float, targets [rows] i32 in range, lse [rows] f32.
-Checked check_common(const char* fn, const TensorView& logits, const TensorView& targets, const TensorView& lse) {
-  ops::check_float_operand(fn, "logits", logits);
-  ops::check_dtype(fn, "targets", targets, DType::i32);
-  ops::check_dtype(fn, "lse", lse, DType::f32);
+// The targets as host memory for the range check: themselves on the cpu; on a GPU a copy (the
+// calling thread's stream, waited for), so a bad target is an Error before anything is enqueued.
+const std::int32_t* host_targets(const char* fn, const ops::RowsOperand& targets, const ops::OnDevice& dev) {
+  const auto* t = static_cast<const std::int32_t*>(targets.data);
+  if (dev.device != Device::cuda || targets.n == 0) return t;
+  thread_local std::vector<std::int32_t> copy;
+  try {
+    copy.resize(static_cast<std::size_t>(targets.n));
+  } catch (const std::bad_alloc&) {
+    fail_with(ErrorKind::out_of_memory, fn, "could not allocate a host copy of ", targets.n, " targets");
+  }
+  cuda_copy_to_host(copy.data(), t, static_cast<std::size_t>(targets.n) * sizeof(std::int32_t), dev.index);
+  return copy.data();
+}
+
+Checked check_common(const char* fn, const TensorView& logits, const TensorView& targets, const TensorView& lse,
+                     const ops::OnDevice& dev) {
+  ops::check_float_operand_on(fn, "logits", logits, dev);
+  ops::check_dtype_on(fn, "targets", targets, DType::i32, dev);
+  ops::check_dtype_on(fn, "lse", lse, DType::f32, dev);
   ops::check_rank(fn, "logits", logits, 2);
   ops::check_rank(fn, "targets", targets, 1);
   ops::check_rank(fn, "lse", lse, 1);
@@ -36,13 +55,17 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
     fail(fn, "targets length must equal logits' rows (", rows, "), but got ", targets.shape_string());
   if (lse.shape[0] != rows) fail(fn, "lse length must equal logits' rows (", rows, "), but got ", lse.shape_string());
   Checked c;
-  c.logits = ops::as_rows(fn, "logits", logits);
-  c.targets = ops::as_flat(fn, "targets", targets);
-  c.lse = ops::as_flat(fn, "lse", lse);
+  c.logits = ops::as_rows_on(fn, "logits", logits, dev);
+  c.targets = ops::as_flat_on(fn, "targets", targets, dev);
+  c.lse = ops::as_flat_on(fn, "lse", lse, dev);
   const auto* t = static_cast<const std::int32_t*>(c.targets.data);
+  const std::int32_t* host = host_targets(fn, c.targets, dev);
   for (std::int64_t r = 0; r < rows; ++r)
-    if (t[r] < 0 || t[r] >= classes) fail(fn, "targets[", r, "] = ", t[r], " is out of range [0, ", classes, ")");
+    if (host[r] < 0 || host[r] >= classes)
+      fail(fn, "targets[", r, "] = ", host[r], " is out of range [0, ", classes, ")");
   auto& p = c.problem;
+  p.device = dev.device;
+  p.device_index = dev.index;
   p.rows = rows;
   p.classes = classes;
   p.logits = c.logits.data;
@@ -56,11 +79,12 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
 cpu::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const TensorView& targets,
                                                 const TensorView& loss, const TensorView& lse) {
   const char* fn = "softmax_cross_entropy_forward";
-  ops::check_dtype(fn, "loss", loss, DType::f32);
+  const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
+  ops::check_dtype_on(fn, "loss", loss, DType::f32, dev);
   if (!(loss.rank == 0 || (loss.rank == 1 && loss.shape[0] == 1)))
     fail(fn, "loss must have shape [] or [1], but got ", loss.shape_string());
-  Checked c = check_common(fn, logits, targets, lse);
-  const ops::RowsOperand rloss = ops::as_flat(fn, "loss", loss);
+  Checked c = check_common(fn, logits, targets, lse, dev);
+  const ops::RowsOperand rloss = ops::as_flat_on(fn, "loss", loss, dev);
   ops::check_disjoint(fn, "lse", c.lse, "logits", c.logits);
   ops::check_disjoint(fn, "lse", c.lse, "targets", c.targets);
   ops::check_disjoint(fn, "loss", rloss, "logits", c.logits);
@@ -73,11 +97,12 @@ cpu::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const 
 cpu::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const TensorView& targets,
                                                  const TensorView& lse, float dloss, const TensorView& dlogits) {
   const char* fn = "softmax_cross_entropy_backward";
-  ops::check_float_operand(fn, "dlogits", dlogits);
+  const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
+  ops::check_float_operand_on(fn, "dlogits", dlogits, dev);
   ops::check_finite(fn, "dloss", dloss);
-  Checked c = check_common(fn, logits, targets, lse);
+  Checked c = check_common(fn, logits, targets, lse, dev);
   ops::check_same_shape(fn, "logits", logits, "dlogits", dlogits);
-  const ops::RowsOperand rd = ops::as_rows(fn, "dlogits", dlogits);
+  const ops::RowsOperand rd = ops::as_rows_on(fn, "dlogits", dlogits, dev);
   ops::check_disjoint_or_same(fn, "dlogits", rd, "logits", c.logits);
   ops::check_disjoint(fn, "dlogits", rd, "targets", c.targets);
   ops::check_disjoint(fn, "dlogits", rd, "lse", c.lse);
@@ -88,18 +113,28 @@ cpu::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const
   return c.problem;
 }
 
+std::span<const cpu::SoftmaxCrossEntropyEntry> forward_kernels(const cpu::SoftmaxCrossEntropyProblem& p) {
+  return p.device == Device::cuda ? cuda::softmax_cross_entropy_forward_cuda_kernels()
+                                  : cpu::softmax_cross_entropy_forward_kernels();
+}
+
+std::span<const cpu::SoftmaxCrossEntropyEntry> backward_kernels(const cpu::SoftmaxCrossEntropyProblem& p) {
+  return p.device == Device::cuda ? cuda::softmax_cross_entropy_backward_cuda_kernels()
+                                  : cpu::softmax_cross_entropy_backward_kernels();
+}
+
 }  // namespace
 
 void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
                                    const TensorView& lse) {
   const cpu::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
-  ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), p).run(p);
+  ops::select_kernel(forward_kernels(p), p).run(p);
 }
 
 void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
                                     float dloss, const TensorView& dlogits) {
   const cpu::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
-  ops::select_kernel(cpu::softmax_cross_entropy_backward_kernels(), p).run(p);
+  ops::select_kernel(backward_kernels(p), p).run(p);
 }
 
 std::string softmax_cross_entropy_forward_check(const TensorView& logits, const TensorView& targets,
@@ -116,15 +151,14 @@ std::string softmax_cross_entropy_backward_check(const TensorView& logits, const
 
 const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,
                                                       const TensorView& loss, const TensorView& lse) {
-  return ops::select_kernel(cpu::softmax_cross_entropy_forward_kernels(), forward_problem(logits, targets, loss, lse))
-      .name;
+  const cpu::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
+  return ops::select_kernel(forward_kernels(p), p).name;
 }
 
 const char* softmax_cross_entropy_backward_kernel_name(const TensorView& logits, const TensorView& targets,
                                                        const TensorView& lse, float dloss, const TensorView& dlogits) {
-  return ops::select_kernel(cpu::softmax_cross_entropy_backward_kernels(),
-                            backward_problem(logits, targets, lse, dloss, dlogits))
-      .name;
+  const cpu::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
+  return ops::select_kernel(backward_kernels(p), p).name;
 }
 
 }  // namespace ampkit

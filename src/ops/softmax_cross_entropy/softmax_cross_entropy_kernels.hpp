@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -32,6 +33,8 @@ struct SoftmaxCrossEntropyProblem {
   void* dlogits = nullptr;                // backward output
   DType dlogits_dtype = DType::f32;
   std::int64_t dlogits_row_stride = 0;
+  Device device = Device::cpu;  // every pointer is memory of this device (cuda: device_index)
+  int device_index = 0;
 };
 
 using SoftmaxCrossEntropyFn = void (*)(const SoftmaxCrossEntropyProblem&);
@@ -52,3 +55,12 @@ std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels(
 std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
 
 }  // namespace ampkit::cpu
+
+namespace ampkit::cuda {
+
+/// The CUDA lists (src/cuda/softmax_cross_entropy/softmax_cross_entropy_cuda_kernel_list.cpp; one unavailable entry
+/// each in a build without the backend). Every entry needs Device::cuda and takes every valid problem.
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels();
+std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels();
+
+}  // namespace ampkit::cuda

@@ -274,7 +274,8 @@ TEST(AttentionApi, BadArgumentsAreRejectedAndNothingIsWritten) {
       {[](auto& a) { a.q = TensorView(); }, {"q must be present"}},
       {[](auto& a) { a.k.rank = 2; }, {"k must have rank 3"}},
       {[](auto& a) { a.v.dtype = DType::i32; }, {"v dtype must be f32, bf16 or f16, but got i32"}},
-      {[](auto& a) { a.out.device = Device::cuda; }, {"out must be in cpu memory"}},
+      // A cuda operand among cpu ones: without a GPU unsupported, with one two devices; either way named.
+      {[](auto& a) { a.out.device = Device::cuda; }, {"out is in cuda:0 memory, but "}},
       {[](auto& a) { a.out.shape[1] = 3; }, {"out shape must equal q's shape [2, 4, 6], but got [2, 3, 6]"}},
       {[](auto& a) { a.q.strides[2] = 2; }, {"q last dim must be contiguous (stride 1)"}},
       {[](auto& a) { a.k.strides[1] = -7; }, {"k strides must be >= 0"}},

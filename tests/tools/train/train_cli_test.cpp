@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 
+#include "ampkit/device/cuda.hpp"
 #include "tests/tools/train/train_test_support.hpp"
 
 namespace ampkit::tools::train {
@@ -105,6 +106,16 @@ TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
                "ampkit train: error: checkpoint '.*/missing.safetensors': cannot open it: No such file or directory");
   // Nothing was written by the refused runs.
   EXPECT_FALSE(std::filesystem::exists(dir.file("no")));
+}
+
+// --device: cpu or cuda; cuda without a usable GPU (or without the backend) is refused, saying why.
+TEST(TrainCli, DeviceCudaWithoutAGpuIsRefused) {
+  TempDir dir;
+  write_fox_text(dir);
+  expect_error(dir, "--device gpu", 2, "ampkit train: error: --device .*gpu.*");
+  if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a usable GPU";
+  expect_error(dir, "--device cuda --steps 2 --width 16 --depth 1 --batch 2 --context 8 --data " + dir.file("fox.txt"),
+               1, "ampkit train: error: --device cuda: (this build has no CUDA backend|no CUDA device).*");
 }
 
 // A short real run with every output, then a resume; skipped while the build has no runtime.

@@ -62,6 +62,7 @@ struct TrainConfig {
   std::string data;                                   // --data FILE; empty: the default corpus
   // The run (not stored in a checkpoint).
   int threads = 0;                      // 0: ampkit's default (OMP_NUM_THREADS or the core count)
+  bool cuda = false;                    // --device cuda: the graph runs on GPU 0 (docs/TRAIN.md)
   std::int64_t eval_every = 100;        // 0: only at the end
   std::int64_t checkpoint_every = 250;  // with --checkpoint; 0: only at the end
   std::optional<std::string> log, plot, checkpoint, resume;

@@ -44,6 +44,7 @@ graph::TrainerConfig trainer_config(const TrainConfig& t) {
   c.clip_norm = static_cast<float>(t.clip);
   c.loss_scale = loss_scale_config(t.loss_scale);
   c.seed = t.seed;
+  c.device = t.cuda ? Device::cuda : Device::cpu;
   return c;
 }
 

@@ -14,6 +14,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/threading.hpp"
+#include "ampkit/device/cuda.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/memory.hpp"
@@ -167,6 +168,10 @@ int run_train(const Args& args) {
       throw Error(detail::concat(what, ": the checkpoint's vocabulary differs from the data's"));
   }
   if (c.threads > 0) set_num_threads(c.threads);
+  if (c.cuda) {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) throw Error(detail::concat("--device cuda: ", why), ErrorKind::unsupported);
+  }
   if (c.precision == Precision::fp16) {
     set_fp16_device_model(c.fp16_model);
     set_gemm_fp16_alt_impl(c.fp16_alt);
@@ -185,6 +190,7 @@ int run_train(const Args& args) {
       short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
       static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
       static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
+  if (c.cuda) std::printf("  device: cuda:0, %s\n", cuda_device_description(0).c_str());
   std::printf("  data: %s (%zu file%s, %s bytes, %lld distinct characters): %s train and %s validation tokens; %s\n",
               data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s",
               format_count(static_cast<double>(corpus.bytes)).c_str(), static_cast<long long>(corpus.vocabulary.size()),

@@ -1,0 +1,148 @@
+// The trainer with the graph on the GPU (tests/cuda/): a tiny GPT trained for 5 steps on the cpu
+// and on cuda from the same parameters and batches, in f32, bf16 and f16 compute; the losses
+// must agree within tolerances derived from tests/graph/gpt_trajectory_test.cpp's, and two
+// cuda runs must give the same losses, gradient norms and parameters bit for bit. Without a GPU,
+// asking for one is an Error that says why.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ampkit/core/error.hpp"
+#include "ampkit/graph/trainer.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "cuda_test_support.hpp"
+
+namespace ampkit::cuda_test {
+namespace {
+
+graph::GptConfig tiny_gpt() {
+  graph::GptConfig c;
+  c.vocab = 7;
+  c.seq_len = 4;
+  c.dim = 8;
+  c.heads = 2;
+  c.layers = 1;
+  c.mlp_hidden = 16;
+  return c;
+}
+
+struct Run {
+  std::vector<double> loss, grad_norm;
+  std::vector<float> params;  // every parameter after the last step, in model order
+};
+
+// 5 SGD steps (lr 0.03, momentum 0.9, weight decay 0.1, the trajectory test's settings) from the
+// trainer's weights scaled by 20 (scores and logits of order 1; gains and biases as initialized)
+// on batches drawn from `seed`. fp16 starts at loss scale 256: no step near the f16 overflow,
+// where the two devices could skip different steps.
+Run train(Device device, DType compute, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const graph::GptConfig c = tiny_gpt();
+  graph::TrainerConfig tc;
+  tc.batch = 3;
+  tc.compute = compute;
+  tc.optimizer.kind = graph::OptimizerKind::sgd;
+  tc.optimizer.lr = 0.03f;
+  tc.optimizer.momentum = 0.9f;
+  tc.optimizer.weight_decay = 0.1f;
+  tc.seed = rng();
+  tc.loss_scale.initial_scale = 256.0f;
+  tc.device = device;
+  graph::Trainer t = graph::Trainer::gpt(c, tc);
+  for (const graph::NamedTensor& n : t.tensors()) {
+    if (n.name.find(':') != std::string::npos || n.name.ends_with(".g") || n.name.ends_with(".b")) continue;
+    std::vector<float> v(n.data, n.data + n.numel());
+    for (float& x : v) x *= 20.0f;
+    t.set_tensor(n.name, v);
+  }
+  std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(c.vocab - 1));
+  Run run;
+  for (int s = 0; s < 5; ++s) {
+    std::vector<std::int32_t> ids(12), y(12);
+    for (auto& x : ids) x = id(rng);
+    for (auto& x : y) x = id(rng);
+    const graph::StepResult r = t.step(ids, y);
+    run.loss.push_back(r.loss);
+    run.grad_norm.push_back(r.grad_norm);
+  }
+  for (const graph::NamedTensor& n : t.tensors())
+    if (n.name.find(':') == std::string::npos) run.params.insert(run.params.end(), n.data, n.data + n.numel());
+  return run;
+}
+
+// Relative loss tolerance of cpu against cuda: each side follows the double reference within
+// gpt_trajectory_test's bounds (f32: 1e-5 of the loss, ~200 u of ~12 ops each rounding once;
+// bf16: 0.05, ~12 roundings of ~2 u = 2^-8 each), so the two within twice that. f16 (u = 2^-11)
+// takes the bf16 bound scaled by 2^-3: 0.0125. Loss scaling only multiplies the gradients by
+// powers of two.
+double loss_tolerance(DType compute) { return compute == DType::f32 ? 2e-5 : compute == DType::bf16 ? 0.1 : 0.025; }
+
+void expect_cuda_follows_cpu(DType compute) {
+  const std::uint64_t seed = test_seed();
+  const std::string where = std::string(dtype_name(compute)) + " seed=" + std::to_string(seed);
+  const Run cpu = train(Device::cpu, compute, seed);
+  const Run gpu = train(Device::cuda, compute, seed);
+  const Run again = train(Device::cuda, compute, seed);
+  for (std::size_t s = 0; s < cpu.loss.size(); ++s) {
+    const double tol = loss_tolerance(compute) * std::fabs(cpu.loss[s]);
+    EXPECT_TRUE(std::fabs(gpu.loss[s] - cpu.loss[s]) <= tol)
+        << where << " step " << s << ": loss " << gpu.loss[s] << " on cuda, " << cpu.loss[s]
+        << " on the cpu (tolerance " << tol << ")";
+    EXPECT_TRUE(std::memcmp(&gpu.loss[s], &again.loss[s], sizeof(double)) == 0 &&
+                std::memcmp(&gpu.grad_norm[s], &again.grad_norm[s], sizeof(double)) == 0)
+        << where << " step " << s << ": two cuda runs differ (loss " << gpu.loss[s] << " vs " << again.loss[s] << ")";
+  }
+  EXPECT_TRUE(gpu.params.size() == again.params.size() &&
+              std::memcmp(gpu.params.data(), again.params.data(), gpu.params.size() * sizeof(float)) == 0)
+      << where << ": two cuda runs end with different parameters";
+}
+
+}  // namespace
+
+TEST(CudaTrainer, F32FollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  expect_cuda_follows_cpu(DType::f32);
+}
+
+TEST(CudaTrainer, Bf16FollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  expect_cuda_follows_cpu(DType::bf16);
+}
+
+TEST(CudaTrainer, F16FollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  expect_cuda_follows_cpu(DType::f16);
+}
+
+// The MI200 model: forward GEMM nodes flush f16 subnormals, tagged backward ones take the alt
+// path (bf16-rounded operands), per node, on both devices (DESIGN.md section 6).
+TEST(CudaTrainer, F16Mi200PolicyFollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  struct Mi200 {
+    Mi200() { set_fp16_device_model(Fp16DeviceModel::mi200); }
+    ~Mi200() { clear_fp16_device_model(); }
+  } model;
+  expect_cuda_follows_cpu(DType::f16);
+}
+
+TEST(CudaTrainer, WithoutAGpuTheTrainerSaysWhy) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a usable GPU";
+  graph::TrainerConfig tc;
+  tc.device = Device::cuda;
+  std::string message;
+  ErrorKind kind = ErrorKind::invalid_argument;
+  try {
+    graph::Trainer::gpt(tiny_gpt(), tc);
+  } catch (const Error& e) {
+    message = e.what();
+    kind = e.kind();
+  }
+  EXPECT_TRUE(message.find("graph::Trainer: device is cuda, but ") != std::string::npos &&
+              kind == ErrorKind::unsupported)
+      << message;
+}
+
+}  // namespace ampkit::cuda_test
