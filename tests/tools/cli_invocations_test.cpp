@@ -70,7 +70,7 @@ const Invocation kInvocations[] = {
     {"", "bench gemm --shapes 0x1x1", 2,
      "ampkit bench gemm: error: --shapes expects an integer in \\[1, 1048576\\], but got 0"},
     {"", "bench gemm --peers mkl", 2,
-     "ampkit bench gemm: error: --peers: unknown peer 'mkl' \\(openblas, onednn, none\\)"},
+     "ampkit bench gemm: error: --peers: unknown peer 'mkl' \\(openblas, onednn, torch, none\\)"},
     {"", "bench gemm --reps 1 --reps 2", 2, "ampkit bench gemm: error: option --reps given twice"},
     {"", "bench linear --pass sideways", 2, "ampkit bench linear: error: --pass: unknown pass 'sideways' .*"},
     {"", "bench linear --shapes 16x768", 2,
