@@ -542,8 +542,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
       if (k_blocked) {
         // Each B sliver's k block stays in L1 while the A slivers of the block pass; the tiles'
         // exact fp32 sums are parked between k blocks (this thread's slot) and continued in the
-        // same k order, so the bits are those of one unblocked sum; the epilogue runs after the
-        // last block.
+        // same k order, so the bits are those of one unblocked sum; the epilogue of a tile runs
+        // right after its last block.
         float* slot = parked + static_cast<std::size_t>(parallel ? omp_get_thread_num() : 0) * parked_per_thread;
         const auto tile_of = [&](std::int64_t js, std::int64_t is) {
           return slot + ((js - jb * nc) * mc + (is - ib * mc)) * MR * NR;
@@ -558,12 +558,13 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
                 prefetch_tile<T>(is + 1 < is_end ? tile_of(js, is + 1) : tile_of(js + 1, ib * mc));
               T::ukernel_part(depth, packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
                               tile_of(js, is), kb > 0);
+              // After the last block, the epilogue while the tile is still in L1 (a pass over
+              // all parked tiles afterwards read them back from L2 or L3).
+              if (kb == k_blocks - 1)
+                epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
+                                      imin(NR, n - js * NR), js, sub_out);
             }
         }
-        for (std::int64_t js = jb * nc; js < js_end; ++js)
-          for (std::int64_t is = ib * mc; is < is_end; ++is)
-            epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
-                                  imin(NR, n - js * NR), js, sub_out);
       } else {
         alignas(64) float tile[MR * NR];
         for (std::int64_t js = jb * nc; js < js_end; ++js) {
