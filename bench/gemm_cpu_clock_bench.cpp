@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
     std::size_t end = shapes.find(',', at);
     if (end == std::string::npos) end = shapes.size();
     long long m = 0, n = 0, k = 0;
-    if (std::sscanf(shapes.substr(at, end - at).c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1) {
+    if (std::sscanf(shapes.substr(at, end - at).c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3 || m < 1 || n < 1 ||
+        k < 1) {
       std::fprintf(stderr, "bad shape '%s' (expected MxNxK)\n", shapes.substr(at, end - at).c_str());
       return 1;
     }
@@ -118,8 +119,8 @@ int main(int argc, char** argv) {
       std::memcpy(&bits, &x, 4);
       hash = hash * 31u + bits;
     }
-    std::printf("%lldx%lldx%lld %.1f GFLOP/s (%.3f of peak %.1f) min %.1f max %.1f hash %08x\n", m, n, k,
-                median(rates), median(rates) / peak, peak, *std::min_element(rates.begin(), rates.end()),
+    std::printf("%lldx%lldx%lld %.1f GFLOP/s (%.3f of peak %.1f) min %.1f max %.1f hash %08x\n", m, n, k, median(rates),
+                median(rates) / peak, peak, *std::min_element(rates.begin(), rates.end()),
                 *std::max_element(rates.begin(), rates.end()), hash);
   }
   return 0;

@@ -86,8 +86,8 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
   const cpu::GemmTileShape shapes[] = {
       {32, 12, 4, 1, true}, {32, 12, 4, 1}, {16, 6, 4, 1}, {32, 12, 2, 2}, {32, 32, 2, 32}};
   for (const cpu::GemmTileShape& s : shapes) {
-    SCOPED_TRACE(::testing::Message() << "mr " << s.mr << " nr " << s.nr << " k step " << s.k_step
-                                      << " tiles in L3 " << s.tiles_in_l3);
+    SCOPED_TRACE(::testing::Message() << "mr " << s.mr << " nr " << s.nr << " k step " << s.k_step << " tiles in L3 "
+                                      << s.tiles_in_l3);
     const cpu::GemmBlocking b = cpu::gemm_blocking(s);
     EXPECT_EQ(b.kc % s.k_step, 0);
     EXPECT_GE(b.kc, 64);
@@ -101,7 +101,8 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
     // tiles_in_l3), NC x kc of B in half of the L3 share.
     const std::int64_t l2 = c.l2 / (c.l2_sharing > 1 ? 2 : 1);
     const std::int64_t l3 = c.l3 > 0 ? c.l3 / (c.l3_sharing > 0 ? c.l3_sharing : 1) : c.l2;
-    EXPECT_LE(b.mc * b.nc * s.mr * s.nr * 4, std::max<std::int64_t>((s.tiles_in_l3 ? l3 : l2) / 4, 4 * s.mr * s.nr * 4));
+    EXPECT_LE(b.mc * b.nc * s.mr * s.nr * 4,
+              std::max<std::int64_t>((s.tiles_in_l3 ? l3 : l2) / 4, 4 * s.mr * s.nr * 4));
     if (b.mc > 1) {
       EXPECT_LE(b.mc * s.mr * b.kc * s.packed_bytes, l2 / 2);
     }
