@@ -19,7 +19,8 @@
 // multiple of it; k blocks are multiples of it too), kBKGroup (B packed k-contiguous in groups
 // of kBKGroup per column instead of like A), prepare_thread() (run by every thread before its
 // first micro-kernel of a call), transpose_k_group (one k group of a bf16 operand contiguous
-// along rows into its k-runs, see pack_sliver).
+// along rows into its k-runs, see pack_sliver), kParkedTilesInL3 (gemm_blocking.hpp's
+// tiles_in_l3; gemm_ukernel_f32_avx512.cpp).
 #pragma once
 
 #include <bit>
@@ -99,6 +100,18 @@ template <class T>
 constexpr int b_k_group() {
   if constexpr (requires { T::kBKGroup; }) return T::kBKGroup;
   return 0;
+}
+template <class T>
+constexpr bool parked_tiles_in_l3() {
+  if constexpr (requires { T::kParkedTilesInL3; }) return T::kParkedTilesInL3;
+  return false;
+}
+
+// Brings a parked fp32 tile (MR x NR) into L1 ahead of the micro-kernel call that reloads it.
+template <class T>
+static inline void prefetch_tile(const float* tile) {
+  const char* bytes = reinterpret_cast<const char*>(tile);
+  for (std::int64_t at = 0; at < T::kMr * T::kNr * 4; at += 64) __builtin_prefetch(bytes + at, 0, 3);
 }
 
 // Packs rows [r0, r0 + rows) (rows <= R) of an operand into one sliver, zero-padded to R rows
@@ -508,8 +521,9 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   // the block pass. Blocks are split further until every thread has several.
   const std::int64_t threads = imax(1, ampkit::num_threads());
   constexpr std::int64_t kStep = k_step<T>();
-  const GemmBlocking blocking = gemm_blocking({MR, NR, static_cast<std::int64_t>(sizeof(Packed)), kStep},
-                                              {p.forced_kc, p.forced_mc, p.forced_nc});
+  const GemmBlocking blocking =
+      gemm_blocking({MR, NR, static_cast<std::int64_t>(sizeof(Packed)), kStep, parked_tiles_in_l3<T>()},
+                    {p.forced_kc, p.forced_mc, p.forced_nc});
   // k blocks of equal depth (in k steps; block b starts at k_start(b)), none deeper than kc.
   const std::int64_t k_blocks = imax(1, ceil_div(kp, blocking.kc));
   const bool k_blocked = k_blocks > 1;
@@ -571,8 +585,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
       if (k_blocked) {
         // Each B sliver's k block stays in L1 while the A slivers of the block pass; the tiles'
         // exact fp32 sums are parked between k blocks (this thread's slot) and continued in the
-        // same k order, so the bits are those of one unblocked sum; the epilogue runs after the
-        // last block.
+        // same k order, so the bits are those of one unblocked sum; the epilogue of a tile runs
+        // right after its last block.
         float* slot = parked + static_cast<std::size_t>(parallel ? omp_get_thread_num() : 0) * parked_per_thread;
         const auto tile_of = [&](std::int64_t js, std::int64_t is) {
           return slot + ((js - jb * nc) * mc + (is - ib * mc)) * MR * NR;
@@ -580,14 +594,20 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
           const std::int64_t k0 = k_start(kb), depth = k_start(kb + 1) - k0;
           for (std::int64_t js = jb * nc; js < js_end; ++js)
-            for (std::int64_t is = ib * mc; is < is_end; ++is)
+            for (std::int64_t is = ib * mc; is < is_end; ++is) {
+              // The next call's parked tile (from L2, or L3: see tiles_in_l3) is on its way
+              // while this one runs.
+              if (kb > 0 && (is + 1 < is_end || js + 1 < js_end))
+                prefetch_tile<T>(is + 1 < is_end ? tile_of(js, is + 1) : tile_of(js + 1, ib * mc));
               T::ukernel_part(depth, packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
                               tile_of(js, is), kb > 0);
+              // After the last block, the epilogue while the tile is still in L1 (a pass over
+              // all parked tiles afterwards read them back from L2 or L3).
+              if (kb == k_blocks - 1)
+                epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
+                                      imin(NR, n - js * NR), js, sub_out);
+            }
         }
-        for (std::int64_t js = jb * nc; js < js_end; ++js)
-          for (std::int64_t is = ib * mc; is < is_end; ++is)
-            epilogue_tile<T, Act>(ctx, tile_of(js, is), MR, is * MR, js * NR, imin(MR, m - is * MR),
-                                  imin(NR, n - js * NR), js, sub_out);
       } else {
         alignas(64) float tile[MR * NR];
         for (std::int64_t js = jb * nc; js < js_end; ++js) {

@@ -17,6 +17,7 @@ struct F32Avx512 : Avx512Ops {
   using Packed = float;
   static constexpr std::int64_t kMr = 32, kNr = 12;
   static constexpr bool kPairs = false;
+  static constexpr bool kParkedTilesInL3 = true;  // gemm_blocking.hpp
 
   static inline void ukernel_part(std::int64_t kp, const float* a, const float* b, float* tile, bool accumulate) {
     __m512 c0[12], c1[12];
@@ -27,7 +28,10 @@ struct F32Avx512 : Avx512Ops {
     }
     for (std::int64_t kk = 0; kk < kp; ++kk) {
       const __m512 a0 = _mm512_loadu_ps(a), a1 = _mm512_loadu_ps(a + 16);
+      // Both lines of A's k step 16 steps ahead (one line alone left every other to the
+      // hardware prefetcher).
       _mm_prefetch(reinterpret_cast<const char*>(a + 512), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + 528), _MM_HINT_T0);
 #pragma GCC unroll 12
       for (int j = 0; j < 12; ++j) {
         const __m512 bj = _mm512_set1_ps(b[j]);

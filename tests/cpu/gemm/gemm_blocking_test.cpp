@@ -83,9 +83,11 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
   const CpuCaches& c = cpu_features().caches;
   ASSERT_GE(c.l1d, 4096);
   ASSERT_GE(c.l2, c.l1d);
-  const cpu::GemmTileShape shapes[] = {{32, 12, 4, 1}, {16, 6, 4, 1}, {32, 12, 2, 2}, {32, 32, 2, 32}};
+  const cpu::GemmTileShape shapes[] = {
+      {32, 12, 4, 1, true}, {32, 12, 4, 1}, {16, 6, 4, 1}, {32, 12, 2, 2}, {32, 32, 2, 32}};
   for (const cpu::GemmTileShape& s : shapes) {
-    SCOPED_TRACE(::testing::Message() << "mr " << s.mr << " nr " << s.nr << " k step " << s.k_step);
+    SCOPED_TRACE(::testing::Message() << "mr " << s.mr << " nr " << s.nr << " k step " << s.k_step << " tiles in L3 "
+                                      << s.tiles_in_l3);
     const cpu::GemmBlocking b = cpu::gemm_blocking(s);
     EXPECT_EQ(b.kc % s.k_step, 0);
     EXPECT_GE(b.kc, 64);
@@ -95,10 +97,12 @@ TEST(GemmBlocking, DerivedBlocksFollowTheCacheRules) {
     if (b.kc > 64) {
       EXPECT_LE((s.mr + s.nr) * b.kc * s.packed_bytes, c.l1d / 2);
     }
-    // The MC x kc block of A in half of L2, its parked tiles in a quarter, NC x kc of B in half
-    // of the L3 share.
+    // The MC x kc block of A in half of L2, its parked tiles in a quarter (of the L3 share with
+    // tiles_in_l3), NC x kc of B in half of the L3 share.
     const std::int64_t l2 = c.l2 / (c.l2_sharing > 1 ? 2 : 1);
-    EXPECT_LE(b.mc * b.nc * s.mr * s.nr * 4, std::max<std::int64_t>(l2 / 4, 4 * s.mr * s.nr * 4));
+    const std::int64_t l3 = c.l3 > 0 ? c.l3 / (c.l3_sharing > 0 ? c.l3_sharing : 1) : c.l2;
+    EXPECT_LE(b.mc * b.nc * s.mr * s.nr * 4,
+              std::max<std::int64_t>((s.tiles_in_l3 ? l3 : l2) / 4, 4 * s.mr * s.nr * 4));
     if (b.mc > 1) {
       EXPECT_LE(b.mc * s.mr * b.kc * s.packed_bytes, l2 / 2);
     }
