@@ -13,20 +13,6 @@
 namespace ampkit::cuda_test {
 namespace {
 
-// The message of the Error `call` throws ("" when it throws none), and its kind.
-template <class F>
-std::string error_of(F call, ErrorKind* kind = nullptr) {
-  try {
-    call();
-  } catch (const Error& e) {
-    if (kind != nullptr) *kind = e.kind();
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 GemmArgs small_gemm(void* a, void* b, void* d) {
   GemmArgs g;
   g.m = g.n = g.k = 4;

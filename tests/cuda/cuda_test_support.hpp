@@ -19,6 +19,7 @@
 #endif
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "core/element.hpp"
 
@@ -98,5 +99,19 @@ class DeviceArray {
 
 /// The unit roundoff of a dtype (2^-24, 2^-8, 2^-11).
 inline double unit_roundoff(DType t) { return t == DType::f32 ? 0x1p-24 : t == DType::bf16 ? 0x1p-8 : 0x1p-11; }
+
+// The message of the Error `call` throws ("" when it throws none), and its kind.
+template <class F>
+std::string error_of(F call, ErrorKind* kind = nullptr) {
+  try {
+    call();
+  } catch (const Error& e) {
+    if (kind != nullptr) *kind = e.kind();
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace ampkit::cuda_test

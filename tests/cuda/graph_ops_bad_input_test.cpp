@@ -17,19 +17,6 @@
 namespace ampkit::cuda_test {
 namespace {
 
-template <class F>
-std::string error_of(F call, ErrorKind* kind = nullptr) {
-  try {
-    call();
-  } catch (const Error& e) {
-    if (kind != nullptr) *kind = e.kind();
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 TensorView on(void* p, DType t, std::initializer_list<std::int64_t> shape, Device d) {
   return TensorView(p, t, shape, d);
 }

@@ -17,9 +17,13 @@ namespace {
 
 // Columns per task when adding block partials into the totals.
 constexpr std::int64_t kNormCombineChunk = 512;
-// Blocks computed per thread before their partials are added into the totals (bounds the
-// scratch; the result does not depend on it).
+// Blocks computed before their partials are added into the totals (a wave): at least this many
+// per thread, and as many as fit in kNormWaveScratchBytes of partials. Each wave costs two
+// barriers, so short rows (small partials, cheap blocks) want long waves: with 2 per thread, a
+// 458752 x 56 backward ran 3584 waves and was slower on 2 threads than on 1. The result does
+// not depend on the wave: the totals add the block partials in block order either way.
 constexpr std::int64_t kNormBlocksPerThreadPerWave = 2;
+constexpr std::int64_t kNormWaveScratchBytes = std::int64_t{256} << 10;
 
 // kR rows (q-th at row_ptr(.., q, n)). dy, x, dx: [kR, n] of dtype X; gamma: [n] of dtype P;
 // mean, rstd: [kR]. With g = gamma*dy and xhat = (x - mean)*rstd (mean = 0 for RMSNorm):
@@ -281,7 +285,9 @@ void backward_rows(const NormBackwardProblem& p) {
   const std::int64_t across = kNeedX && n > kL && n <= kNormAcrossVectors * kL ? kNormAcrossVectors * kL : 0;
   const std::int64_t stride = std::max((n + 15) / 16 * 16, across);
   const std::int64_t blocks = (rows + kNormRowBlock - 1) / kNormRowBlock;
-  const std::int64_t wave = threads > 1 ? min_i64(blocks, kNormBlocksPerThreadPerWave * threads) : 1;
+  const std::int64_t fit = kNormWaveScratchBytes / (2 * stride * static_cast<std::int64_t>(sizeof(float)));
+  const std::int64_t wave =
+      threads > 1 ? min_i64(blocks, std::max(kNormBlocksPerThreadPerWave * threads, fit)) : 1;
   float* const total = norm_scratch((2 + 2 * wave) * stride);
   float* const partials = total + 2 * stride;
   for (std::int64_t j = 0; j < 2 * stride; j += kL) O::template store<DType::f32>(total, j, O::zero(), kL);

@@ -3,6 +3,8 @@
 // other or with ampkit's cases. See gemm_peer_phases.hpp.
 #include "tools/ampkit/bench/gemm_peer_phases.hpp"
 
+#include <algorithm>
+
 #include "tools/ampkit/bench/peers/onednn_matmul.hpp"
 #include "tools/ampkit/bench/peers/openblas_peer.hpp"
 #include "tools/ampkit/bench/peers/torch_gemm_peer.hpp"
@@ -36,15 +38,17 @@ std::string onednn_name(const OnednnKey& k) {
   return s;
 }
 
+// The rows' thread counts, each once, in order of first appearance.
+std::vector<int> distinct_thread_counts(const std::vector<BenchRow>& rows) {
+  std::vector<int> counts;
+  for (const BenchRow& r : rows)
+    if (std::find(counts.begin(), counts.end(), r.threads) == counts.end()) counts.push_back(r.threads);
+  return counts;
+}
+
 // Phase 1: OpenBLAS sgemm, one child process per thread count, every distinct shape.
 void openblas_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
-  std::vector<int> thread_counts;
-  for (const BenchRow& r : rows) {
-    bool seen = false;
-    for (int t : thread_counts) seen = seen || t == r.threads;
-    if (!seen) thread_counts.push_back(r.threads);
-  }
-  for (int t : thread_counts) {
+  for (int t : distinct_thread_counts(rows)) {
     std::vector<PeerShape> shapes;
     for (const BenchRow& r : rows) {
       if (r.threads != t) continue;
@@ -106,14 +110,8 @@ TorchGemmCase torch_case(const BenchRow& r) {
 // Phase 3: PyTorch, one child Python per thread count, after the other peers; each distinct case
 // once.
 void torch_phase(std::vector<BenchRow>& rows, const MeasureOptions& options, std::vector<std::string>& notes) {
-  std::vector<int> thread_counts;
-  for (const BenchRow& r : rows) {
-    bool seen = false;
-    for (int t : thread_counts) seen = seen || t == r.threads;
-    if (!seen) thread_counts.push_back(r.threads);
-  }
   std::string version;
-  for (int t : thread_counts) {
+  for (int t : distinct_thread_counts(rows)) {
     std::vector<TorchGemmCase> cases;
     for (const BenchRow& r : rows) {
       if (r.threads != t) continue;
