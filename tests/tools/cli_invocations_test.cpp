@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
+
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <ostream>
 #include <regex>
 #include <string>
 
@@ -24,6 +26,11 @@ struct Invocation {
   int exit_code;
   const char* stderr_first_line;  // a regex the whole first line of stderr must match
 };
+
+// How GoogleTest prints a row (failure messages, the CTest listing): the command line.
+void PrintTo(const Invocation& inv, std::ostream* os) {
+  *os << (*inv.env != '\0' ? std::string(inv.env) + " " : std::string()) << "ampkit " << inv.args;
+}
 
 // Exit codes (cli/dispatch.hpp): 0 ok, 1 ampkit::Error, 2 usage error, 70 internal.
 const Invocation kInvocations[] = {
@@ -149,7 +156,16 @@ TEST_P(CliInvocation, ExitCodeAndFirstLineOfStderr) {
       << "ampkit " << inv.args << "\n  stderr:   " << o.stderr_first_line << "\n  expected: " << inv.stderr_first_line;
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, CliInvocation, testing::ValuesIn(kInvocations));
+// Test names from the row: its index and its arguments with every other character as '_'
+// ("12_bench_gemm___peers_mkl"), so CTest lists what each case runs.
+std::string invocation_name(const testing::TestParamInfo<Invocation>& info) {
+  std::string name = std::to_string(info.index) + "_" + std::string(info.param.args).substr(0, 60);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CliInvocation, testing::ValuesIn(kInvocations), invocation_name);
 
 // bench norm with a shape inside the element limit whose buffers exceed the memory available:
 // refused up front (exit 1), not skipped into an empty run.
