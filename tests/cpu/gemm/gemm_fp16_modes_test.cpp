@@ -52,12 +52,7 @@ TEST(GemmFp16Modes, AltEqualsBf16RoundedOperands) {
                 }
               }
             // The same problem with the operands rounded to bf16 and given as bf16.
-            GemmBuffers rounded = in;
-            rounded.cfg.a = rounded.cfg.b = DType::bf16;
-            rounded.a = testing::Buffer(DType::bf16, in.a.size());
-            rounded.b = testing::Buffer(DType::bf16, in.b.size());
-            for (std::int64_t i = 0; i < in.a.size(); ++i) rounded.a.set(i, in.a.get(i));
-            for (std::int64_t i = 0; i < in.b.size(); ++i) rounded.b.set(i, in.b.get(i));
+            GemmBuffers rounded = gemm_test::with_operands_as_bf16(in);
             GemmBuffers alt = in;
             GemmReport report;
             gemm(alt.args(), &report);

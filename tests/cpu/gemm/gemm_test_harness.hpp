@@ -137,6 +137,18 @@ inline GemmBuffers make_buffers(const GemmCase& cfg, std::mt19937_64& rng) {
   return t;
 }
 
+/// The same problem with op(A) and op(B) rounded to bf16 and given as bf16: what an f16 call in
+/// alt mode must equal bit for bit.
+inline GemmBuffers with_operands_as_bf16(const GemmBuffers& in) {
+  GemmBuffers rounded = in;
+  rounded.cfg.a = rounded.cfg.b = DType::bf16;
+  rounded.a = Buffer(DType::bf16, in.a.size());
+  rounded.b = Buffer(DType::bf16, in.b.size());
+  for (std::int64_t i = 0; i < in.a.size(); ++i) rounded.a.set(i, in.a.get(i));
+  for (std::int64_t i = 0; i < in.b.size(); ++i) rounded.b.set(i, in.b.get(i));
+  return rounded;
+}
+
 /// Runs the reference engine directly on t (bypassing dispatch).
 inline GemmReport run_reference(GemmBuffers& t) {
   const cpu::GemmProblem p = cpu::make_gemm_problem(t.args());
