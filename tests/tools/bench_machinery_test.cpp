@@ -111,6 +111,22 @@ TEST(BenchUtil, ThreadCpuClockCountsWorkNotSleep) {
   EXPECT_GT(m.median_ms, 0.0);
 }
 
+// The process clock adds up the CPU time of every thread: two threads working 10 ms of CPU time
+// each advance it by at least 20 ms, however the machine schedules them; sleeping does not.
+TEST(BenchUtil, ProcessCpuClockAddsUpTheThreadsWork) {
+  Timer process(BenchClock::process_cpu);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_LT(process.elapsed_ms(), 20.0);
+  process.restart();
+  volatile double sink = 0.0;
+#pragma omp parallel num_threads(2)
+  {
+    Timer own(BenchClock::thread_cpu);
+    while (own.elapsed_ms() < 10.0) sink = sink + 1.0;
+  }
+  EXPECT_GE(process.elapsed_ms(), 19.0);
+}
+
 TEST(BenchUtil, AlignedBufferIsAlignedAndZeroed) {
   for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{5} << 20}) {
     AlignedBuffer b(bytes, 2);

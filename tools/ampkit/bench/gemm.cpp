@@ -4,6 +4,7 @@
 // oneDNN matmul (own phase) measured in the same run. Buffers are allocated once and pre-touched.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,9 +47,11 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
       .text("--epilogue", "LIST", &epilogues, "default DEFAULT,BIAS,GELU_AUX_BIAS,DGELU_BGRAD,BGRADB")
       .choice("--op", {"nn", "tn", "nt", "tt"}, &op, "op(A), op(B) (default nn)")
       .text("--peers", "LIST", &peers, "openblas,onednn,torch (default; torch where python3 imports it) or none")
-      .choice("--clock", {"wall", "thread"}, &clock,
-              "wall (default), or the thread's CPU time: leaves out the time a 1-thread\n"
-              "run waits for a core on a loaded machine (only with --threads 1)");
+      .choice("--clock", {"wall", "thread", "process"}, &clock,
+              "wall (default); thread: the thread's CPU time, which leaves out the time a\n"
+              "1-thread run waits for a core on a loaded machine (only with --threads 1);\n"
+              "process: the process's CPU time, GFLOP/s per CPU-second (any thread count,\n"
+              "with OMP_WAIT_POLICY=passive). Peaks are timed on the same clock");
   add_common_options(parser, &common, "1,2; 1 with --quick");
   parser.footer(
       "D (m x n, column-major) = epilogue(op(A) op(B)); A, B, D, bias, aux all in the dtype.\n"
@@ -74,7 +77,14 @@ std::optional<GemmPlan> parse_plan(const Args& args) {
     if (p.settings.threads != std::vector<int>{1})
       cli::usage_fail("--clock thread: only with --threads 1 (other threads' time is not counted)");
     p.settings.measure.clock = BenchClock::thread_cpu;
+  } else if (clock.value_or("wall") == "process") {
+    const char* wait = std::getenv("OMP_WAIT_POLICY");
+    if (wait == nullptr || (std::string(wait) != "passive" && std::string(wait) != "PASSIVE"))
+      cli::usage_fail("--clock process: needs OMP_WAIT_POLICY=passive (threads spinning at barriers would count)");
+    p.settings.measure.clock = BenchClock::process_cpu;
   }
+  if (p.settings.measure.clock != BenchClock::wall && !p.settings.peers.empty())
+    cli::usage_fail("--clock ", *clock, ": the peers are timed on the wall clock; add --peers none");
   return p;
 }
 
@@ -211,9 +221,11 @@ int run_bench_gemm(const Args& given) {
   if (!plan) return 0;
   GemmBuffers buffers = size_buffers(*plan);  // refused here when they would not fit
   // Phase 0: the machine's ceilings, now.
-  Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5);
+  Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5, plan->settings.measure.clock);
   allocate_buffers(*plan, buffers);
   std::vector<std::string> notes;
+  if (plan->settings.measure.clock != BenchClock::wall)
+    notes.push_back("timed on the CPU clock (--clock): GFLOP/s per CPU-second, peaks timed the same way");
   std::optional<CopyCeiling> copy;
   if (std::any_of(plan->shapes.begin(), plan->shapes.end(), memory_bound)) {
     copy.emplace(*std::max_element(plan->settings.threads.begin(), plan->settings.threads.end()),

@@ -10,19 +10,20 @@
 
 namespace ampkit::tools::bench {
 
-Peaks Peaks::measure(const std::vector<int>& threads, int reps) {
+Peaks Peaks::measure(const std::vector<int>& threads, int reps, BenchClock clock) {
   Peaks p;
   p.threads = threads;
+  p.clock = clock;
   for (int t : threads) {
-    p.fma_f32.push_back(measure_peak_gflops(PeakKind::fma_f32, t, reps));
-    p.bf16_dot.push_back(measure_peak_gflops(PeakKind::dpbf16, t, reps));
-    p.amx_bf16.push_back(measure_peak_gflops(PeakKind::amx_bf16, t, reps));
+    p.fma_f32.push_back(measure_peak_gflops(PeakKind::fma_f32, t, reps, clock));
+    p.bf16_dot.push_back(measure_peak_gflops(PeakKind::dpbf16, t, reps, clock));
+    p.amx_bf16.push_back(measure_peak_gflops(PeakKind::amx_bf16, t, reps, clock));
   }
   return p;
 }
 
 void Peaks::remeasure_keep_max(int reps) {
-  const Peaks again = measure(threads, reps);
+  const Peaks again = measure(threads, reps, clock);
   for (std::size_t i = 0; i < threads.size(); ++i) {
     if (!(fma_f32[i] >= again.fma_f32[i])) fma_f32[i] = again.fma_f32[i];
     if (!(bf16_dot[i] >= again.bf16_dot[i])) bf16_dot[i] = again.bf16_dot[i];

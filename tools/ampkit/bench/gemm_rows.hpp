@@ -19,7 +19,8 @@ struct Peaks {
   std::vector<int> threads;
   std::vector<double> fma_f32, bf16_dot, amx_bf16;  // GFLOP/s, parallel to threads (NaN if unavailable)
   /// Measures the loops for each thread count (under a second each).
-  static Peaks measure(const std::vector<int>& threads, int reps);
+  BenchClock clock = BenchClock::wall;  // the clock the cases are timed on
+  static Peaks measure(const std::vector<int>& threads, int reps, BenchClock clock);
   /// Measures again (after the cases) and keeps the higher figure of each: a ceiling, so a
   /// neighbour's burst of load during one of the two measurements does not lower it.
   void remeasure_keep_max(int reps);

@@ -207,7 +207,7 @@ int run_bench_linear(const Args& args) {
   const std::optional<LinearPlan> plan = parse_plan(args);
   if (!plan) return 0;
   LinearBuffers buffers = size_buffers(*plan);  // refused here when they would not fit
-  Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5);
+  Peaks peaks = Peaks::measure(plan->settings.threads, plan->quick ? 3 : 5, plan->settings.measure.clock);
   allocate_buffers(*plan, buffers);
   std::vector<BenchRow> rows = measure_cases(*plan, buffers);
   std::vector<std::string> notes;

@@ -35,9 +35,9 @@ double flops_per_iteration(PeakKind kind) {
 }
 
 // Milliseconds for `threads` threads to each run `iterations` of the loop.
-double time_parallel(PeakKind kind, int threads, std::int64_t iterations) {
+double time_parallel(PeakKind kind, int threads, std::int64_t iterations, BenchClock clock) {
   volatile float sink = 0.0f;
-  Timer t;
+  Timer t(clock);
 #pragma omp parallel num_threads(threads)
   {
     const float r = run_loop(kind, iterations);
@@ -59,24 +59,25 @@ const char* peak_name(PeakKind kind) {
   return "?";
 }
 
-double measure_peak_gflops(PeakKind kind, int threads, int reps) {
+double measure_peak_gflops(PeakKind kind, int threads, int reps, BenchClock clock) {
   const CpuFeatures& f = cpu_features();
   if (!f.avx512 || (kind == PeakKind::dpbf16 && !f.avx512bf16)) return std::nan("");
   if (kind == PeakKind::amx_bf16 && !(f.amx_bf16 && amx_tile_data_permitted())) return std::nan("");
   // Calibrate on one thread: iterations for about 40 ms.
   std::int64_t iterations = 20000;
   for (;;) {
-    const double ms = time_parallel(kind, 1, iterations);
+    const double ms = time_parallel(kind, 1, iterations, clock);
     if (ms >= 10.0) {
       iterations = static_cast<std::int64_t>(static_cast<double>(iterations) * 40.0 / ms) + 1;
       break;
     }
     iterations *= 4;
   }
-  time_parallel(kind, threads, iterations / 4);  // wakes the threads up
+  time_parallel(kind, threads, iterations / 4, clock);  // wakes the threads up
   std::vector<double> times;
-  for (int r = 0; r < (reps > 0 ? reps : 1); ++r) times.push_back(time_parallel(kind, threads, iterations));
+  for (int r = 0; r < (reps > 0 ? reps : 1); ++r) times.push_back(time_parallel(kind, threads, iterations, clock));
   const double ms = summarize_samples(times, 1).median_ms;
+  // Per CPU-second with the process clock: the threads' CPU time adds up, as in the GEMM cases.
   return flops_per_iteration(kind) * static_cast<double>(iterations) * threads / (ms * 1e6);
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "tools/ampkit/bench/timing.hpp"
+
 namespace ampkit::tools::bench {
 
 /// Which ceiling: fp32 FMA (vfmadd231ps zmm), bf16 dot products (vdpbf16ps zmm) or AMX bf16
@@ -29,9 +31,10 @@ float peak_loop_amx_bf16(std::int64_t iterations);
 const char* peak_name(PeakKind kind);
 
 /// Total GFLOP/s of the `kind` loop with `threads` OpenMP threads each running it (median of
-/// `reps` runs of about 40 ms). NaN when the CPU lacks the instructions (AVX-512 / AVX512_BF16 /
-/// AMX-BF16 with the OS's tile-data permission).
-double measure_peak_gflops(PeakKind kind, int threads, int reps = 5);
+/// `reps` runs of about 40 ms), timed on `clock` as the GEMM cases are (per CPU-second with a
+/// CPU clock). NaN when the CPU lacks the instructions (AVX-512 / AVX512_BF16 / AMX-BF16 with
+/// the OS's tile-data permission).
+double measure_peak_gflops(PeakKind kind, int threads, int reps = 5, BenchClock clock = BenchClock::wall);
 
 /// STREAM-style copy bandwidth in GB/s (1e9 bytes/s) with `threads` OpenMP threads: two float
 /// arrays of 256 MiB each (8x the 32 MiB L3), b[i] = a[i] with ordinary stores, counted as read

@@ -11,16 +11,18 @@
 
 namespace ampkit::tools::bench {
 
-/// Which clock a Timer reads: wall time (steady clock), or the CPU time of the calling thread,
-/// which leaves out the time the thread waits for a core — for 1-thread runs on a shared,
-/// loaded machine; it would undercount a call that works in other threads.
-enum class BenchClock { wall, thread_cpu };
+/// Which clock a Timer reads: wall time (steady clock); the CPU time of the calling thread, which
+/// leaves out the time the thread waits for a core (1-thread runs on a shared, loaded machine;
+/// it would undercount a call that works in other threads); or the CPU time of the whole process
+/// (several threads: a rate per CPU-second, so per core; with OMP_WAIT_POLICY=passive, so that
+/// threads waiting at barriers sleep instead of spinning on the clock).
+enum class BenchClock { wall, thread_cpu, process_cpu };
 
 /// Milliseconds on `clock` since an arbitrary origin.
 inline double clock_ms(BenchClock clock) {
-  if (clock == BenchClock::thread_cpu) {
+  if (clock != BenchClock::wall) {
     timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    clock_gettime(clock == BenchClock::thread_cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
