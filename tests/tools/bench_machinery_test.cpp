@@ -1,6 +1,7 @@
 // Tests of the `ampkit bench` machinery (tools/ampkit/bench/): JSON escaping and numbers, sample
 // statistics, measure()'s repetition rules and clocks, aligned buffers, the memory check, norm
-// shape limits.
+// shape limits, the copy and read ceilings' footprints and refusals.
+#include "tools/ampkit/bench/copy_ceiling.hpp"
 #include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/norm_case.hpp"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -79,6 +81,30 @@ TEST(BenchUtil, MeasureWarmsUpAndRespectsSampleLimits) {
   EXPECT_EQ(m.calls_per_sample, 1);
   EXPECT_EQ(calls, 3 + 1 + 7);  // warm-up, one calibration call, samples
   EXPECT_LE(m.min_ms, m.median_ms);
+}
+
+// The read ceiling (bench gemm's xread): whole cache lines, the DRAM class past half the copy's
+// DRAM footprint, a finite positive rate memoized per measured footprint, refusals that name it.
+TEST(BenchUtil, ReadCeilingMeasuresWholeLinesAndRefusesBadArguments) {
+  EXPECT_EQ(CopyCeiling::measured_read_footprint(1), 64);
+  EXPECT_EQ(CopyCeiling::measured_read_footprint(65), 128);
+  EXPECT_EQ(CopyCeiling::measured_read_footprint(std::int64_t{1} << 40), CopyCeiling::dram_footprint() / 2);
+  MeasureOptions options;
+  options.min_samples = 3;
+  options.min_total_ms = 1.0;
+  CopyCeiling ceiling(1, options);
+  const double gbps = ceiling.read_gbps(std::int64_t{1} << 20, 1);
+  EXPECT_TRUE(std::isfinite(gbps));
+  EXPECT_GT(gbps, 0.0);
+  EXPECT_EQ(ceiling.read_gbps((std::int64_t{1} << 20) - 10, 1), gbps);  // the same measured footprint
+  try {
+    ceiling.read_gbps(0, 1);
+    ADD_FAILURE() << "a zero footprint was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CopyCeiling::read_gbps"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("footprint_bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ceiling.read_gbps(64, 0), Error);
 }
 
 TEST(BenchUtil, MeasureLoopsShortCalls) {

@@ -1,7 +1,9 @@
 // The copy ceiling of a bandwidth-bound case (tools layer, bench/): the copy bandwidth measured at
 // the same footprint as the case, so that a case whose tensors stay in L2/L3 between calls is
 // compared with a copy that stays there too, and a DRAM-sized case with a DRAM-sized copy.
-// Used by `ampkit bench norm`; conventions in docs/PERFORMANCE.md ("the copy ceiling").
+// Used by `ampkit bench norm` and `bench gemm`; conventions in docs/PERFORMANCE.md ("the copy
+// ceiling"). `bench gemm` also takes the read-only ceiling: a GEMV only reads its operand, and a
+// core streams reads at another rate than it copies.
 #pragma once
 
 #include <cstdint>
@@ -37,12 +39,20 @@ class CopyCeiling {
   /// Measures again, bypassing the memo (the drift check at the end of a run).
   double remeasure(std::int64_t footprint_bytes, int threads);
 
+  /// GB/s of reading `footprint_bytes` (> 0) once: a sum over one array in 64 KiB blocks split
+  /// statically over the threads, as the copy; footprints above dram_footprint() / 2 are
+  /// measured at dram_footprint() / 2 (the DRAM class). Memoized per (footprint, threads).
+  double read_gbps(std::int64_t footprint_bytes, int threads);
+  /// The footprint actually measured by read_gbps for `footprint_bytes`.
+  static std::int64_t measured_read_footprint(std::int64_t footprint_bytes);
+
  private:
   double measure_gbps(std::int64_t footprint_bytes, int threads);
+  double measure_read_gbps(std::int64_t footprint_bytes, int threads);
 
   MeasureOptions options_;
   AlignedBuffer src_, dst_;
-  std::map<std::pair<std::int64_t, int>, double> memo_;
+  std::map<std::pair<std::int64_t, int>, double> memo_, read_memo_;
 };
 
 }  // namespace ampkit::tools::bench

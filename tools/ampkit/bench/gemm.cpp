@@ -200,6 +200,7 @@ std::vector<BenchRow> measure_cases(const GemmPlan& p, GemmBuffers& b, std::vect
           if (copy != nullptr && memory_bound(s)) {
             r.bytes = bytes_moved(s, dm.dtype, e);
             r.copy_gbps = copy->gbps(static_cast<std::int64_t>(r.bytes), t);
+            r.read_gbps = copy->read_gbps(static_cast<std::int64_t>(r.bytes), t);
           }
           rows.push_back(r);
           if (!p.json)
@@ -231,7 +232,8 @@ int run_bench_gemm(const Args& given) {
     copy.emplace(*std::max_element(plan->settings.threads.begin(), plan->settings.threads.end()),
                  plan->settings.measure);
     notes.push_back("GB/s = bytes moved (operands read once, outputs written once) / median time; xcopy = that / "
-                    "the copy bandwidth at the same footprint, same threads, this run (min(m, n) <= 16 only)");
+                    "the copy bandwidth (read + write bytes) at the same footprint, xread = that / the read-only "
+                    "bandwidth of as many bytes; same threads, this run (min(m, n) <= 16 only)");
   }
   std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes, copy ? &*copy : nullptr);
   // Phases 2 to 4: the peers (OpenBLAS child process, oneDNN, PyTorch child process), then the report.

@@ -79,6 +79,7 @@ void print_json_rows(const std::vector<BenchRow>& rows) {
     if (r.bytes > 0.0) {
       const double gbps = r.bytes / (r.ms * 1e6);
       j.add("gbps", gbps).add("copy_gbps", r.copy_gbps).add("fraction_of_copy", gbps / r.copy_gbps);
+      j.add("read_gbps", r.read_gbps).add("fraction_of_read", gbps / r.read_gbps);
     }
     j.add("kernel", r.kernel);
     std::printf("%s\n", j.str().c_str());
@@ -96,9 +97,9 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
     std::printf("\n");
   }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %6s %6s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k",
-              "dtype", "epilogue", "thr", "ms", "GFLOP/s", "%peak", "GB/s", "xcopy", "OpenBLAS", "x", "oneDNN", "x",
-              "PyTorch", "x", "kernel");
+  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %6s %6s %6s %8s %6s %8s %6s %8s %6s  %s\n", "pass",
+              "m,n,k", "dtype", "epilogue", "thr", "ms", "GFLOP/s", "%peak", "GB/s", "xcopy", "xread", "OpenBLAS", "x",
+              "oneDNN", "x", "PyTorch", "x", "kernel");
   for (const BenchRow& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),
@@ -110,10 +111,11 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
         std::snprintf(cells, sizeof(cells), "%8.1f %6.2f", peer_gflops, r.gflops / peer_gflops);
       return std::string(cells);
     };
-    char memory[32] = "     -      -";  // GB/s and the fraction of the copy ceiling (memory-bound rows)
+    // GB/s and its fractions of the copy and read ceilings (memory-bound rows).
+    char memory[48] = "     -      -      -";
     if (r.bytes > 0.0) {
       const double gbps = r.bytes / (r.ms * 1e6);
-      std::snprintf(memory, sizeof(memory), "%6.1f %6.2f", gbps, gbps / r.copy_gbps);
+      std::snprintf(memory, sizeof(memory), "%6.1f %6.2f %6.2f", gbps, gbps / r.copy_gbps, gbps / r.read_gbps);
     }
     std::printf("%-12s %-18s %-10s %-14s %3d %9.3f %8.1f %5.0f%% %s %s %s %s  %s\n",
                 r.op == "linear" ? r.pass.c_str() : (op_pair_name(r.shape.op_a, r.shape.op_b)).c_str(), shape,

@@ -42,9 +42,9 @@ struct BenchRow {
   double ms = 0.0, gflops = 0.0;
   std::string kernel;
   // Memory-bound cases (gemm with min(m, n) <= 16): the bytes a call must move (operands read
-  // once, outputs written once), and the copy bandwidth at that footprint, same threads, same
-  // run (copy_ceiling.hpp); 0 and NaN for other rows.
-  double bytes = 0.0, copy_gbps = std::nan("");
+  // once, outputs written once), the copy bandwidth at that footprint and the read bandwidth of
+  // the bytes it reads, same threads, same run (copy_ceiling.hpp); 0 and NaN for other rows.
+  double bytes = 0.0, copy_gbps = std::nan(""), read_gbps = std::nan("");
   // Filled by attach_peers (gemm_peer_phases.hpp):
   double peak = 0.0;
   const char* peak_name = "";
