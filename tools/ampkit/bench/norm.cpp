@@ -313,7 +313,9 @@ std::vector<NormRow> run_cases(const NormPlan& p, NormBuffers& b, CopyCeiling& c
                       "",
                       "",
                       CopyCeiling::measured_footprint(bytes),
-                      copy.gbps(CopyCeiling::dram_footprint(), t)};
+                      copy.gbps(CopyCeiling::dram_footprint(), t),
+                      0.0,
+                      ""};
             if (!p.peer && ln) r.peer_note = "peer not measured";
             measure_case(p, calls, b, r);
             p.json ? print_norm_json(r) : print_norm_table_row(r);
