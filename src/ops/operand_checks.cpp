@@ -20,7 +20,14 @@ std::string strides_string(const TensorView& v) {
 }
 
 std::string rows_string(const RowsOperand& r) {
-  return "[" + std::to_string(r.rows) + ", " + std::to_string(r.n) + "] " + std::string(dtype_name(r.dtype));
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string chains.
+  std::string s = "[";
+  s += std::to_string(r.rows);
+  s += ", ";
+  s += std::to_string(r.n);
+  s += "] ";
+  s += dtype_name(r.dtype);
+  return s;
 }
 
 std::string dims_string(const std::int64_t* dims, int rank) {

@@ -79,7 +79,10 @@ void expect_cpu_bits(const std::string& where, const char* what, const HostArray
 
 std::string dtypes_text(std::initializer_list<DType> ts) {
   std::string s;
-  for (DType t : ts) s += (s.empty() ? "" : "/") + std::string(dtype_name(t));
+  for (DType t : ts) {
+    if (!s.empty()) s += '/';
+    s += dtype_name(t);
+  }
   return s;
 }
 

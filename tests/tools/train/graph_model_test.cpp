@@ -91,7 +91,7 @@ TEST_P(GraphModelResume, ResumedRunEndsWithTheSameBits) {
 
 INSTANTIATE_TEST_SUITE_P(Precisions, GraphModelResume,
                          testing::Values(Precision::fp32, Precision::bf16, Precision::fp16),
-                         [](const auto& info) { return std::string(precision_name(info.param)); });
+                         [](const auto& row) { return std::string(precision_name(row.param)); });
 
 TEST(GraphModel, CheckpointOfAnotherShapeIsRefused) {
   TempDir dir;

@@ -97,7 +97,8 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
       print_usage(stdout, commands);  // "ampkit bench --help": the list names the subcommands
       return kExitOk;
     }
-    const std::string given = argc >= 3 ? "'" + std::string(argv[2]) + "'" : std::string("none");
+    std::string given = "none";  // (appended, not "'" + std::string: GCC 12's false -Wrestrict)
+    if (argc >= 3) given = std::string("'").append(argv[2]).append("'");
     std::fprintf(stderr, "ampkit %s: error: expected a subcommand (%s), but got %s (ampkit --help)\n", argv[1],
                  subs.c_str(), given.c_str());
     return kExitUsage;
