@@ -106,8 +106,9 @@ struct GemmReport {
   Fp16Mode fp16_mode = Fp16Mode::exact;     // the mode used (meaningful when fp16)
   std::int64_t fp16_subnormal_inputs = 0;   // fp16 subnormal elements of A and B read
   std::int64_t fp16_subnormal_outputs = 0;  // fp16 outputs that rounded to a subnormal
-  // On cuda, the two counts are taken only when a report is asked for (a counting pass and a
-  // wait for the stream); outputs counted: D and aux.
+  // On cuda, the two counts are taken only when a report is asked for and an operand or output
+  // is f16 (a counting pass and a wait for the stream; other calls report zeros without
+  // waiting); outputs counted: D and aux.
 };
 
 /// Runs the GEMM. Throws ampkit::Error (outputs untouched) on any invalid argument, and with

@@ -60,7 +60,10 @@ std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args) {
 
 void gemm(const GemmArgs& args, GemmReport* report) {
   cpu::GemmProblem problem = validated_problem(args);
-  problem.want_counters = report != nullptr;
+  // Only an f16 operand or output can give a non-zero count: other calls skip the counting (on
+  // cuda a pass and a wait for the stream) and report zeros.
+  const bool f16_output = args.d_dtype == DType::f16 || (problem.aux_out && args.epilogue.aux_dtype == DType::f16);
+  problem.want_counters = report != nullptr && (problem.fp16 || f16_output);
   cpu::GemmCounters counters;
   const cpu::GemmKernel* kernel = nullptr;
   if (args.device == Device::cuda) {

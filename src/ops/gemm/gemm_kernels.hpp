@@ -30,7 +30,7 @@ struct GemmProblem {
   bool has_bias = false;       // the epilogue adds bias[row]
   bool aux_out = false;        // the epilogue stores the pre-activation into aux
   bool aux_in = false;         // the epilogue reads aux (DGELU*, DRELU*)
-  bool want_counters = false;  // a GemmReport was asked for (cuda counts only then)
+  bool want_counters = false;  // a GemmReport was asked for and a count can be non-zero (cuda counts only then)
   GemmActivation activation = GemmActivation::none;
   GemmBiasGrad bias_grad = GemmBiasGrad::none;
   // Block sizes a blocked CPU engine must use instead of deriving them from the caches (k

@@ -102,7 +102,10 @@ inline ::testing::AssertionResult throws_with(const std::function<void()>& f,
 
 inline std::string dtypes_name(std::initializer_list<DType> ts) {
   std::string s;
-  for (DType t : ts) s += (s.empty() ? "" : "/") + std::string(dtype_name(t));
+  for (DType t : ts) {  // (appended: GCC 12 warns falsely, -Wrestrict, on "/" + std::string)
+    if (!s.empty()) s += '/';
+    s += dtype_name(t);
+  }
   return s;
 }
 
