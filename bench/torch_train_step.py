@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""The PyTorch peer of `ampkit bench train`: one training step of the same GPT on the CPU.
+"""The PyTorch peer of `ampkit bench train`: one training step of the same GPT on the CPU or a GPU.
 
-The model is ampkit train's default (tools/ampkit/bench/train.cpp, src/graph/modules.cpp):
-vocabulary 113, context 64, width 128, 4 heads, 2 pre-norm blocks (LayerNorm -> causal
+The model is ampkit train's default unless told otherwise (tools/ampkit/bench/train.cpp,
+src/graph/modules.cpp): vocabulary 113, context 64, width 128, 4 heads, 2 pre-norm blocks (LayerNorm -> causal
 self-attention on a packed QKV Linear -> projection -> residual; LayerNorm -> Linear(4 width) ->
 GELU (tanh) -> Linear -> residual), final LayerNorm, an untied head without bias, mean softmax
 cross-entropy; batch 32; AdamW (lr 1e-3, weight decay 0.1 on matrices), gradient clipping at 1.
 Precision as ampkit's: fp32, or bf16/fp16 autocast over fp32 master weights (fp16 with a
-GradScaler). One step = zero_grad, forward, backward, clip, optimizer step.
+GradScaler). One step = zero_grad, forward, backward, clip, optimizer step, and the loss read
+back to the host (on cuda that waits for the step's kernels).
 
-Prints one JSON object: {"peer": "pytorch", "version", "precision", "threads", "step_ms" (the
-median over the timed steps), "steps"}. Usage:
-    python3 bench/torch_train_step.py --precision bf16 --threads 2 --steps 20
+Prints one JSON object: {"peer": "pytorch", "version", "precision", "threads", "device",
+"step_ms" (the median over the timed steps), "steps"}. Usage:
+    python3 bench/torch_train_step.py --precision bf16 --threads 2 --steps 20 [--device cuda]
+        [--width 128 --depth 2 --heads 4 --context 64 --batch 32]
 `ampkit bench train --peer pytorch` runs it when `import torch` works.
 """
 import argparse
@@ -69,7 +71,7 @@ class Gpt(nn.Module):
                 nn.init.normal_(p, std=0.02)
 
     def forward(self, tokens, targets):
-        x = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1]))
+        x = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1], device=tokens.device))
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.ln_f(x))
@@ -94,29 +96,40 @@ class NoScaler:
 
 
 def main():
+    global WIDTH, DEPTH, HEADS, CONTEXT, BATCH  # the model's sizes, from the options
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="bf16")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--width", type=int, default=WIDTH)
+    ap.add_argument("--depth", type=int, default=DEPTH)
+    ap.add_argument("--heads", type=int, default=HEADS)
+    ap.add_argument("--context", type=int, default=CONTEXT)
+    ap.add_argument("--batch", type=int, default=BATCH)
     args = ap.parse_args()
+    WIDTH, DEPTH, HEADS, CONTEXT, BATCH = args.width, args.depth, args.heads, args.context, args.batch
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch.cuda.is_available() is False")
+    dev = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
-    model = Gpt()
+    model = Gpt().to(dev)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
                             lr=1e-3)
     dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
     if args.precision == "fp16" and not hasattr(torch.amp, "GradScaler"):
-        raise SystemExit(f"fp16 autocast with a GradScaler on the CPU needs PyTorch 2.3 or later, not {torch.__version__}")
-    scaler = torch.amp.GradScaler("cpu", enabled=True) if args.precision == "fp16" else NoScaler()
+        raise SystemExit(f"fp16 autocast with a GradScaler needs PyTorch 2.3 or later, not {torch.__version__}")
+    scaler = torch.amp.GradScaler(args.device, enabled=True) if args.precision == "fp16" else NoScaler()
     g = torch.Generator().manual_seed(1)
-    tokens = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
-    targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g)
+    tokens = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g).to(dev)
+    targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), generator=g).to(dev)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+        with torch.autocast(args.device, dtype=dtype, enabled=dtype is not None):
             loss = model(tokens, targets)
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
@@ -134,7 +147,8 @@ def main():
         step()
         times.append(time.perf_counter() - t0)
     print(json.dumps({"peer": "pytorch", "version": torch.__version__, "precision": args.precision,
-                      "threads": args.threads, "step_ms": 1e3 * statistics.median(times), "steps": args.steps}))
+                      "threads": args.threads, "device": args.device, "step_ms": 1e3 * statistics.median(times),
+                      "steps": args.steps}))
 
 
 if __name__ == "__main__":

@@ -130,6 +130,8 @@ const Invocation kInvocations[] = {
     {"", "check kernels --quick --isa ref", 0, ""},
     {"", "bench train --steps 0", 2, "ampkit bench train: error: --steps .*"},
     {"", "bench train --precision fp8", 2, "ampkit bench train: error: --precision .*"},
+    {"", "bench train --width 65 --heads 2", 2, "ampkit bench train: error: --width 65 must be a multiple of --heads 2.*"},
+    {"", "bench train --device tpu", 2, "ampkit bench train: error: --device .*"},
 };
 
 struct Outcome {

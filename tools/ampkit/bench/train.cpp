@@ -1,8 +1,9 @@
 // `ampkit bench train` (tools layer, bench/): one training step of the default small GPT of
-// `ampkit train` (2 blocks, width 128, 4 heads, context 64, batch 32, vocabulary 113), fused and
-// unfused: step time, the sum of the executor's per-node times, the rest (optimizer, clipping,
-// loss scaling, executor dispatch), the time per node kind, and heap growth in the steady state;
-// beside it the same step in PyTorch (bench/torch_train_step.py, peers/torch_train_peer.hpp).
+// `ampkit train` (2 blocks, width 128, 4 heads, context 64, batch 32, vocabulary 113; the sizes
+// and the device are options), fused and unfused: step time, the sum of the executor's per-node
+// times, the rest (optimizer, clipping, loss scaling, executor dispatch, and on cuda the parameter
+// and gradient copies), the time per node kind, and heap growth in the steady state; beside it
+// the same step in PyTorch (bench/torch_train_step.py, peers/torch_train_peer.hpp).
 #include <malloc.h>
 
 #include <algorithm>
@@ -36,11 +37,20 @@ struct Measured {
   long long heap_growth = 0;                 // heap bytes in use after `steps` more steps minus before
 };
 
-Measured measure(DType compute, bool fuse, std::int64_t steps) {
+// The measured model and where it runs (the options; defaults: ampkit train's default GPT).
+struct TrainShape {
+  std::int64_t width = 128, depth = 2, heads = 4, context = 64, batch = 32;
+  bool cuda = false;
+  double tokens() const { return static_cast<double>(batch * context); }
+};
+
+Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape& shape) {
   graph::GptConfig model;
-  model.vocab = 113, model.seq_len = 64, model.dim = 128, model.heads = 4, model.layers = 2;
+  model.vocab = 113, model.seq_len = shape.context, model.dim = shape.width, model.heads = shape.heads;
+  model.layers = shape.depth;
   graph::TrainerConfig config;
-  config.batch = 32, config.compute = compute, config.fuse = fuse, config.clip_norm = 1.0f, config.seed = 1;
+  config.batch = shape.batch, config.compute = compute, config.fuse = fuse, config.clip_norm = 1.0f, config.seed = 1;
+  config.device = shape.cuda ? Device::cuda : Device::cpu;
   config.optimizer.lr = 1e-3f, config.optimizer.weight_decay = 0.1f;
   graph::Trainer trainer = graph::Trainer::gpt(model, config);
   const std::size_t count = static_cast<std::size_t>(config.batch * model.seq_len);
@@ -81,21 +91,38 @@ Measured measure(DType compute, bool fuse, std::int64_t steps) {
 
 // The --json lines of one thread count: one per graph (fused, unfused, pytorch) and one per node
 // kind of the fused graph.
-void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer) {
+// The options of the peer script that fix the same model and device.
+std::vector<std::string> peer_options(const TrainShape& s) {
+  return {"--device", s.cuda ? "cuda" : "cpu", "--width", std::to_string(s.width), "--depth", std::to_string(s.depth),
+          "--heads", std::to_string(s.heads), "--context", std::to_string(s.context), "--batch",
+          std::to_string(s.batch)};
+}
+
+// The fields every --json line of a run starts with.
+bench::JsonLine json_head(const std::string& precision, int threads, const TrainShape& s) {
+  bench::JsonLine line;
+  line.add("bench", "train").add("precision", precision).add("threads", threads);
+  line.add("device", s.cuda ? "cuda" : "cpu").add("width", s.width).add("depth", s.depth).add("heads", s.heads);
+  line.add("context", s.context).add("batch", s.batch);
+  return line;
+}
+
+void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer, const TrainShape& shape) {
   const DType compute = precision == "fp32" ? DType::f32 : precision == "fp16" ? DType::f16 : DType::bf16;
-  const Measured fused = measure(compute, true, steps), unfused = measure(compute, false, steps);
+  const Measured fused = measure(compute, true, steps, shape), unfused = measure(compute, false, steps, shape);
   for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
-    bench::JsonLine line;
-    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", label);
+    bench::JsonLine line = json_head(precision, threads, shape);
+    line.add("graph", label);
     line.add("step_ms", 1e3 * m.step_s).add("nodes_ms", 1e3 * m.nodes_s).add("rest_ms", 1e3 * (m.step_s - m.nodes_s));
-    line.add("tokens_per_s", 32.0 * 64.0 / m.step_s).add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
+    line.add("tokens_per_s", shape.tokens() / m.step_s).add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
     std::printf("%s\n", line.str().c_str());
   }
   if (with_peer) {
     std::string why;
-    const std::optional<bench::TorchStep> torch = bench::run_torch_train_peer(precision, threads, steps, why);
-    bench::JsonLine line;
-    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", "pytorch");
+    const std::optional<bench::TorchStep> torch =
+        bench::run_torch_train_peer(precision, threads, steps, peer_options(shape), why);
+    bench::JsonLine line = json_head(precision, threads, shape);
+    line.add("graph", "pytorch");
     if (torch)
       line.add("step_ms", torch->step_ms)
           .add("version", torch->version)
@@ -105,8 +132,8 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
     std::printf("%s\n", line.str().c_str());
   }
   for (const auto& [op, secs] : fused.per_kind_s) {
-    bench::JsonLine line;
-    line.add("bench", "train").add("precision", precision).add("threads", threads).add("graph", "fused");
+    bench::JsonLine line = json_head(precision, threads, shape);
+    line.add("graph", "fused");
     line.add("node_kind", op).add("ms", 1e3 * secs).add("share", secs / fused.nodes_s);
     std::printf("%s\n", line.str().c_str());
   }
@@ -115,14 +142,16 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
 }  // namespace
 
 int run_bench_train(const Args& args) {
-  std::optional<std::string> precision, peer;
-  std::optional<std::int64_t> steps;
+  std::optional<std::string> precision, peer, device;
+  std::optional<std::int64_t> steps, width, depth, heads, context, batch;
   std::vector<int> thread_counts;
   bool json = false;
   cli::OptionParser parser("bench train",
                            "One training step of ampkit train's default GPT (2 blocks, width 128, 4 heads, context\n"
-                           "64, batch 32), fused and unfused: medians of step time, summed node time, the rest, and\n"
-                           "the time per node kind; heap growth over the timed steps; the same step in PyTorch.");
+                           "64, batch 32; or the sizes given), fused and unfused: medians of step time, summed node\n"
+                           "time, the rest, and the time per node kind; heap growth over the timed steps; the same\n"
+                           "step in PyTorch. On cuda the node times are host times (enqueue and waits); with\n"
+                           "CUDA_LAUNCH_BLOCKING=1 each launch waits, so each node is charged its own kernels.");
   parser.choice("--precision", {"fp32", "bf16", "fp16"}, &precision, "compute dtype (default bf16)")
       .integer("--steps", "N", 1, 100000, &steps, "timed steps after 3 warm-up steps (default 20)")
       .thread_list("--threads", &thread_counts,
@@ -130,9 +159,22 @@ int run_bench_train(const Args& args) {
       .choice("--peer", {"pytorch", "none"}, &peer,
               "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can "
               "import torch")
+      .choice("--device", {"cpu", "cuda"}, &device, "where the graph runs (default cpu; cuda: GPU 0)")
+      .integer("--width", "N", 8, 4096, &width, "model width (default 128)")
+      .integer("--depth", "N", 1, 64, &depth, "transformer blocks (default 2)")
+      .integer("--heads", "N", 1, 256, &heads, "attention heads; divides --width (default 4)")
+      .integer("--context", "N", 1, 4096, &context, "tokens per sequence (default 64)")
+      .integer("--batch", "N", 1, 4096, &batch, "sequences per step (default 32)")
       .flag("--json", &json,
             "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");
   if (!parser.parse(args)) return 0;
+  TrainShape shape;
+  shape.width = width.value_or(shape.width), shape.depth = depth.value_or(shape.depth);
+  shape.heads = heads.value_or(shape.heads), shape.context = context.value_or(shape.context);
+  shape.batch = batch.value_or(shape.batch), shape.cuda = device == "cuda";
+  if (shape.width % shape.heads != 0)
+    cli::usage_fail("--width ", shape.width, " must be a multiple of --heads ", shape.heads,
+                    " (each head gets width / heads dimensions)");
   const std::string p = precision.value_or("bf16");
   const DType compute = p == "fp32" ? DType::f32 : p == "fp16" ? DType::f16 : DType::bf16;
   const std::int64_t n = steps.value_or(20);
@@ -141,25 +183,30 @@ int run_bench_train(const Args& args) {
   for (const int threads : thread_counts) {
     set_num_threads(threads);
     if (json) {
-      print_json(p, threads, n, with_peer);
+      print_json(p, threads, n, with_peer, shape);
       continue;
     }
-    std::printf("bench train: %s compute, %d threads, %lld timed steps (medians)\n", p.c_str(), num_threads(),
-                static_cast<long long>(n));
-    const Measured fused = measure(compute, true, n), unfused = measure(compute, false, n);
+    std::printf(
+        "bench train: GPT width %lld, depth %lld, %lld heads, context %lld, batch %lld on %s; %s compute, %d "
+        "threads, %lld timed steps (medians)\n",
+        static_cast<long long>(shape.width), static_cast<long long>(shape.depth), static_cast<long long>(shape.heads),
+        static_cast<long long>(shape.context), static_cast<long long>(shape.batch), shape.cuda ? "cuda:0" : "the cpu",
+        p.c_str(), num_threads(), static_cast<long long>(n));
+    const Measured fused = measure(compute, true, n, shape), unfused = measure(compute, false, n, shape);
     std::printf("\n%-10s %10s %10s %10s %8s %12s %14s\n", "graph", "step ms", "nodes ms", "rest ms", "rest %",
                 "tokens/s", "heap growth B");
     for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
       const double rest = m.step_s - m.nodes_s;
       std::printf("%-10s %10.2f %10.2f %10.2f %7.1f%% %12.0f %14lld\n", label, 1e3 * m.step_s, 1e3 * m.nodes_s,
-                  1e3 * rest, 100.0 * rest / m.step_s, 32.0 * 64.0 / m.step_s, m.heap_growth);
+                  1e3 * rest, 100.0 * rest / m.step_s, shape.tokens() / m.step_s, m.heap_growth);
     }
     if (with_peer) {
       std::string why;
-      const std::optional<bench::TorchStep> torch = bench::run_torch_train_peer(p, threads, n, why);
+      const std::optional<bench::TorchStep> torch =
+          bench::run_torch_train_peer(p, threads, n, peer_options(shape), why);
       if (torch)
         std::printf("%-10s %10.2f %10s %10s %8s %12.0f   PyTorch %s; ampkit fused is %.2fx its speed\n", "pytorch",
-                    torch->step_ms, "", "", "", 32.0 * 64.0 / (1e-3 * torch->step_ms), torch->version.c_str(),
+                    torch->step_ms, "", "", "", shape.tokens() / (1e-3 * torch->step_ms), torch->version.c_str(),
                     torch->step_ms / (1e3 * fused.step_s));
       else
         std::printf("pytorch    (not measured: %s)\n", why.c_str());
@@ -175,7 +222,8 @@ int run_bench_train(const Args& args) {
   if (!json)
     std::printf(
         "rest = step time - summed node time: the optimizer (AdamW over the fp32 masters), the\n"
-        "gradient norm and clipping, loss scaling and the executor's own dispatch.\n");
+        "gradient norm and clipping, loss scaling and the executor's own dispatch (on cuda also the\n"
+        "parameter upload and gradient download).\n");
   return 0;
 }
 

@@ -14,7 +14,7 @@ namespace ampkit::tools::bench {
 std::string torch_train_peer_script() { return bench_script_path("torch_train_step.py", "AMPKIT_TORCH_TRAIN_PEER"); }
 
 std::optional<TorchStep> run_torch_train_peer(const std::string& precision, int threads, long long steps,
-                                              std::string& why) {
+                                              const std::vector<std::string>& options, std::string& why) {
   const std::string script = torch_train_peer_script();
   if (access(script.c_str(), R_OK) != 0) {
     why = "PyTorch peer script " + script + " not found (set AMPKIT_TORCH_TRAIN_PEER)";
@@ -22,9 +22,10 @@ std::optional<TorchStep> run_torch_train_peer(const std::string& precision, int 
   }
   const std::optional<std::string> python = torch_python(why);
   if (!python) return std::nullopt;
-  const std::optional<std::string> out = run_child({*python, script, "--precision", precision, "--threads",
-                                                    std::to_string(threads), "--steps", std::to_string(steps)},
-                                                   {}, true, "PyTorch peer " + script, why);
+  std::vector<std::string> argv = {*python,     script, "--precision", precision, "--threads", std::to_string(threads),
+                                   "--steps", std::to_string(steps)};
+  argv.insert(argv.end(), options.begin(), options.end());
+  const std::optional<std::string> out = run_child(argv, {}, true, "PyTorch peer " + script, why);
   if (!out) return std::nullopt;
   TorchStep step;
   step.step_ms = json_number_field(*out, "step_ms");
