@@ -423,7 +423,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
               if (kb > 0 && (is + 1 < is_end || js + 1 < js_end))
                 prefetch_tile<T>(is + 1 < is_end ? tile_of(js, is + 1) : tile_of(js + 1, ib * mc));
               if (kb == k_blocks - 1)
-                prefetch_epilogue<T, Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
+                prefetch_epilogue<Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
               T::ukernel_part(depth, packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
                               tile_of(js, is), kb > 0);
               // After the last block, the epilogue while the tile is still in L1 (a pass over
@@ -437,7 +437,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         alignas(64) float tile[MR * NR];
         for (std::int64_t js = jb * nc; js < js_end; ++js) {
           for (std::int64_t is = ib * mc; is < is_end; ++is) {
-            prefetch_epilogue<T, Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
+            prefetch_epilogue<Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
             T::ukernel_part(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile, false);  // kp = 0: zeroes
             epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js,
                                   sub_out);

@@ -140,13 +140,45 @@ template <class T>
   }
 }
 
+// Hints the `bytes` bytes at p into the caches: L1 and L2 (Locality 3) or L2 (2).
+template <int Locality>
+static inline void prefetch_bytes(const char* p, std::int64_t bytes) {
+  for (std::int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at, 0, Locality);
+  __builtin_prefetch(p + bytes - 1, 0, Locality);
+}
+
+// Hints the lines of columns [j0, j0 + nv), rows [i0, i0 + mv) of a column-major matrix (leading
+// dimension ld, elements of dtype t) into L2.
+static inline void prefetch_columns(const void* base, DType t, std::int64_t ld, std::int64_t i0, std::int64_t j0,
+                                    std::int64_t mv, std::int64_t nv) {
+  const std::int64_t size = static_cast<std::int64_t>(dtype_size(t));
+  const char* col = static_cast<const char*>(base) + (i0 + j0 * ld) * size;
+  for (std::int64_t j = 0; j < nv; ++j, col += ld * size) prefetch_bytes<2>(col, mv * size);
+}
+
+// Hints the lines of C, aux and D that the epilogue of a tile (rows [i0, i0 + mv), columns
+// [j0, j0 + nv)) reads or writes, issued before the tile's last micro-kernel call so that they
+// come from memory meanwhile (perf: half of the old epilogue's samples sat on its aux loads).
+// Into L2 only: the micro-kernel's A sliver (up to 48 KiB) would push them out of L1 again;
+// epilogue_tile brings what it reads into L1 a few columns ahead.
+template <class Act>
+static inline void prefetch_epilogue(const EpilogueContext& ctx, std::int64_t i0, std::int64_t j0, std::int64_t mv,
+                                     std::int64_t nv) {
+  const GemmProblem& p = *ctx.p;
+  const GemmArgs& a = p.args;
+  const GemmEpilogue& e = a.epilogue;
+  if (p.use_c) prefetch_columns(a.c, a.c_dtype, a.ldc, i0, j0, mv, nv);
+  if (Act::kReadsAux || p.aux_out) prefetch_columns(e.aux, e.aux_dtype, e.aux_ld, i0, j0, mv, nv);
+  prefetch_columns(a.d, a.d_dtype, a.ldd, i0, j0, mv, nv);
+}
+
 // The epilogue of one tile: tile[j * tile_ld + i] (fp32 sums, i < MR) -> D rows
 // [i0, i0 + mv), columns [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
 // (MR <= tile_ld: the skinny engine hands strided blocks of any nv.) Each element sees the same
 // operations in the same order as the scalar definition
 //   x = alpha x (+ beta c) (+ bias); aux = x; x = act(x[, aux]); row sum += x; D = x,
-// in one pass per column: its MR values stay in MR / kLanes registers from the tile to D (the
-// earlier pass per step re-read the tile from L1 six times; alpha = 1 is skipped, x * 1 = x).
+// in one pass per pair of columns: their 2 MR values stay in registers from the tile to D (the
+// earlier pass per step went over the tile in L1 six times; alpha = 1 is skipped, x * 1 = x).
 // Rows >= mv are padding: computed (with C and aux read as 0) but never stored; the
 // bias-gradient partials of rows >= m are never read. The tile is left as it was.
 template <class T, class Act>
@@ -170,6 +202,7 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
   const unsigned char* c_col = use_c ? static_cast<const unsigned char*>(a.c) + (i0 + j0 * a.ldc) * csize : nullptr;
   unsigned char* aux_col =
       e.aux != nullptr ? static_cast<unsigned char*>(e.aux) + (i0 + j0 * e.aux_ld) * auxsize : nullptr;
+  constexpr std::int64_t kGroup = 2, kAhead = 2;  // columns
   std::int64_t count[NV];  // valid rows per vector
   V bias[NV], sums[NV];
   for (std::int64_t v = 0; v < NV; ++v) {
@@ -177,47 +210,56 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
     bias[v] = has_bias ? T::load(ctx.bias + i0 + v * L) : T::zero();
     sums[v] = T::zero();
   }
-  for (std::int64_t j = 0; j < nv; ++j) {
-#pragma GCC unroll 4
-    for (std::int64_t v = 0; v < NV; ++v) {
-      V x = T::load(tile + j * tile_ld + v * L);
-      if (scale) x = T::mul(x, alpha);
-      if (use_c) x = T::add(x, T::mul(beta, load_lanes<T>(c_col + v * L * csize, a.c_dtype, count[v])));
-      if (has_bias) x = T::add(x, bias[v]);
-      if (aux_out) store_lanes<T>(aux_col + v * L * auxsize, e.aux_dtype, x, count[v], flush, subnormal_outputs);
-      V aux = x;
-      if constexpr (Act::kReadsAux) aux = load_lanes<T>(aux_col + v * L * auxsize, e.aux_dtype, count[v]);
-      x = Act::template apply<T>(x, aux);
-      if (row_sums) sums[v] = T::add(sums[v], x);
-      store_lanes<T>(d_col + v * L * dsize, a.d_dtype, x, count[v], flush, subnormal_outputs);
+  for (std::int64_t jg = 0; jg < nv; jg += kGroup) {
+    // What the group kAhead columns on reads, from L2 into L1 (a few columns ahead, not the whole
+    // tile: columns a multiple of 4 KiB apart share one L1 set).
+    for (std::int64_t j = jg + kAhead; j < jg + kAhead + kGroup && j < nv; ++j) {
+      if (use_c) prefetch_bytes<3>(reinterpret_cast<const char*>(c_col + (j - jg) * a.ldc * csize), mv * csize);
+      if constexpr (Act::kReadsAux)
+        prefetch_bytes<3>(reinterpret_cast<const char*>(aux_col + (j - jg) * e.aux_ld * auxsize), mv * auxsize);
     }
-    d_col += a.ldd * dsize;
-    if (use_c) c_col += a.ldc * csize;
-    if (aux_col != nullptr) aux_col += e.aux_ld * auxsize;
+    const std::int64_t cols = nv - jg < kGroup ? nv - jg : kGroup;
+    V x[kGroup][NV], aux[kGroup][NV];
+#pragma GCC unroll 4
+    for (std::int64_t c = 0; c < kGroup; ++c) {
+#pragma GCC unroll 4
+      for (std::int64_t v = 0; v < NV; ++v) {
+        x[c][v] = aux[c][v] = T::zero();  // columns past nv: computed, never stored
+        if (c >= cols) continue;
+        const std::int64_t n_rows = count[v];
+        x[c][v] = T::load(tile + (jg + c) * tile_ld + v * L);
+        if (scale) x[c][v] = T::mul(x[c][v], alpha);
+        if (use_c)
+          x[c][v] = T::add(x[c][v], T::mul(beta, load_lanes<T>(c_col + (c * a.ldc + v * L) * csize, a.c_dtype, n_rows)));
+        if (has_bias) x[c][v] = T::add(x[c][v], bias[v]);
+        if (aux_out)
+          store_lanes<T>(aux_col + (c * e.aux_ld + v * L) * auxsize, e.aux_dtype, x[c][v], n_rows, flush,
+                         subnormal_outputs);
+        if constexpr (Act::kReadsAux)
+          aux[c][v] = load_lanes<T>(aux_col + (c * e.aux_ld + v * L) * auxsize, e.aux_dtype, n_rows);
+      }
+    }
+    // The activation of the group's vectors as independent chains in one straight run (one
+    // vector at a time left GELU's division latency exposed).
+#pragma GCC unroll 4
+    for (std::int64_t c = 0; c < kGroup; ++c)
+#pragma GCC unroll 4
+      for (std::int64_t v = 0; v < NV; ++v) x[c][v] = Act::template apply<T>(x[c][v], aux[c][v]);
+#pragma GCC unroll 4
+    for (std::int64_t c = 0; c < kGroup; ++c) {
+      if (c >= cols) break;
+#pragma GCC unroll 4
+      for (std::int64_t v = 0; v < NV; ++v) {
+        if (row_sums) sums[v] = T::add(sums[v], x[c][v]);
+        store_lanes<T>(d_col + (c * a.ldd + v * L) * dsize, a.d_dtype, x[c][v], count[v], flush, subnormal_outputs);
+      }
+    }
+    d_col += kGroup * a.ldd * dsize;
+    if (use_c) c_col += kGroup * a.ldc * csize;
+    if (aux_col != nullptr) aux_col += kGroup * e.aux_ld * auxsize;
   }
   if (row_sums)
     for (std::int64_t v = 0; v < NV; ++v) T::store(ctx.grad_partials + j_sliver * ctx.m_padded + i0 + v * L, sums[v]);
-}
-
-// Hints into L1 the lines of C and aux that the epilogue of a tile (rows [i0, i0 + mv), columns
-// [j0, j0 + nv)) will read or write, so that they arrive while the tile's last micro-kernel call
-// runs: the epilogue's aux loads and stores missed the caches (perf: half of its samples).
-template <class T, class Act>
-static inline void prefetch_epilogue(const EpilogueContext& ctx, std::int64_t i0, std::int64_t j0, std::int64_t mv,
-                                     std::int64_t nv) {
-  const GemmProblem& p = *ctx.p;
-  const GemmArgs& a = p.args;
-  const GemmEpilogue& e = a.epilogue;
-  const auto columns = [&](const void* base, DType t, std::int64_t ld) {
-    const std::int64_t size = static_cast<std::int64_t>(dtype_size(t)), bytes = mv * size;
-    const char* col = static_cast<const char*>(base) + (i0 + j0 * ld) * size;
-    for (std::int64_t j = 0; j < nv; ++j, col += ld * size) {
-      for (std::int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(col + at, 0, 3);
-      __builtin_prefetch(col + bytes - 1, 0, 3);
-    }
-  };
-  if (p.use_c) columns(a.c, a.c_dtype, a.ldc);
-  if (Act::kReadsAux || p.aux_out) columns(e.aux, e.aux_dtype, e.aux_ld);
 }
 
 }  // namespace
