@@ -140,6 +140,22 @@ template <class T>
   }
 }
 
+// load_lanes and store_lanes for a dtype known at compile time (D's, and aux's when it is D's).
+template <class T, DType DT>
+[[gnu::always_inline]] static inline typename T::V load_lanes_as(const unsigned char* src, std::int64_t count) {
+  if (count <= 0) return T::zero();
+  return T::template load<DT>(src, 0, count);
+}
+template <class T, DType DT>
+[[gnu::always_inline]] static inline void store_lanes_as(unsigned char* dst, typename T::V x, std::int64_t count,
+                                                         bool flush, std::int64_t& subnormal_outputs) {
+  if constexpr (DT == DType::f16) {
+    store_lanes<T>(dst, DT, x, count, flush, subnormal_outputs);
+  } else if (count > 0) {
+    T::template store<DT>(dst, 0, x, count);
+  }
+}
+
 // Hints the `bytes` bytes at p into the caches: L1 and L2 (Locality 3) or L2 (2).
 template <int Locality>
 static inline void prefetch_bytes(const char* p, std::int64_t bytes) {
@@ -181,10 +197,11 @@ static inline void prefetch_epilogue(const EpilogueContext& ctx, std::int64_t i0
 // earlier pass per step went over the tile in L1 six times; alpha = 1 is skipped, x * 1 = x).
 // Rows >= mv are padding: computed (with C and aux read as 0) but never stored; the
 // bias-gradient partials of rows >= m are never read. The tile is left as it was.
-template <class T, class Act>
-static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::int64_t tile_ld, std::int64_t i0,
-                          std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
-                          std::int64_t& subnormal_outputs) {
+// DT: D's dtype (the stores of D and, when aux has D's dtype, of aux without a dtype switch).
+template <class T, class Act, DType DT>
+static void epilogue_tile_as(const EpilogueContext& ctx, const float* tile, std::int64_t tile_ld, std::int64_t i0,
+                             std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
+                             std::int64_t& subnormal_outputs) {
   using V = typename T::V;
   constexpr std::int64_t MR = T::kMr, L = T::kLanes, NV = MR / L;
   static_assert(MR % L == 0, "tile columns of whole vectors");
@@ -197,6 +214,7 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
   const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
   const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
   const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
+  const bool aux_as_d = e.aux_dtype == DT;
   // Column j of C, aux and D at base + j * step; vector v of a column at + v * L * size.
   unsigned char* d_col = static_cast<unsigned char*>(a.d) + (i0 + j0 * a.ldd) * dsize;
   const unsigned char* c_col = use_c ? static_cast<const unsigned char*>(a.c) + (i0 + j0 * a.ldc) * csize : nullptr;
@@ -232,11 +250,16 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
         if (use_c)
           x[c][v] = T::add(x[c][v], T::mul(beta, load_lanes<T>(c_col + (c * a.ldc + v * L) * csize, a.c_dtype, n_rows)));
         if (has_bias) x[c][v] = T::add(x[c][v], bias[v]);
-        if (aux_out)
-          store_lanes<T>(aux_col + (c * e.aux_ld + v * L) * auxsize, e.aux_dtype, x[c][v], n_rows, flush,
-                         subnormal_outputs);
+        unsigned char* aux_at = aux_out || Act::kReadsAux ? aux_col + (c * e.aux_ld + v * L) * auxsize : nullptr;
+        if (aux_out) {
+          if (aux_as_d) {
+            store_lanes_as<T, DT>(aux_at, x[c][v], n_rows, flush, subnormal_outputs);
+          } else {
+            store_lanes<T>(aux_at, e.aux_dtype, x[c][v], n_rows, flush, subnormal_outputs);
+          }
+        }
         if constexpr (Act::kReadsAux)
-          aux[c][v] = load_lanes<T>(aux_col + (c * e.aux_ld + v * L) * auxsize, e.aux_dtype, n_rows);
+          aux[c][v] = aux_as_d ? load_lanes_as<T, DT>(aux_at, n_rows) : load_lanes<T>(aux_at, e.aux_dtype, n_rows);
       }
     }
     // The activation of the group's vectors as independent chains in one straight run (one
@@ -251,7 +274,7 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
 #pragma GCC unroll 4
       for (std::int64_t v = 0; v < NV; ++v) {
         if (row_sums) sums[v] = T::add(sums[v], x[c][v]);
-        store_lanes<T>(d_col + (c * a.ldd + v * L) * dsize, a.d_dtype, x[c][v], count[v], flush, subnormal_outputs);
+        store_lanes_as<T, DT>(d_col + (c * a.ldd + v * L) * dsize, x[c][v], count[v], flush, subnormal_outputs);
       }
     }
     d_col += kGroup * a.ldd * dsize;
@@ -260,6 +283,20 @@ static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::in
   }
   if (row_sums)
     for (std::int64_t v = 0; v < NV; ++v) T::store(ctx.grad_partials + j_sliver * ctx.m_padded + i0 + v * L, sums[v]);
+}
+
+template <class T, class Act>
+static void epilogue_tile(const EpilogueContext& ctx, const float* tile, std::int64_t tile_ld, std::int64_t i0,
+                          std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
+                          std::int64_t& subnormal_outputs) {
+  switch (ctx.p->args.d_dtype) {
+    case DType::bf16:
+      return epilogue_tile_as<T, Act, DType::bf16>(ctx, tile, tile_ld, i0, j0, mv, nv, j_sliver, subnormal_outputs);
+    case DType::f16:
+      return epilogue_tile_as<T, Act, DType::f16>(ctx, tile, tile_ld, i0, j0, mv, nv, j_sliver, subnormal_outputs);
+    default:
+      return epilogue_tile_as<T, Act, DType::f32>(ctx, tile, tile_ld, i0, j0, mv, nv, j_sliver, subnormal_outputs);
+  }
 }
 
 }  // namespace
