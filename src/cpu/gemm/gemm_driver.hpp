@@ -32,9 +32,9 @@
 #include "ampkit/core/float16.hpp"
 #include "ampkit/core/threading.hpp"
 #include "cpu/gemm/gemm_blocking.hpp"
+#include "cpu/gemm/gemm_epilogue.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/gelu_math.hpp"
-#include "cpu/math/gelu_rows.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
@@ -307,183 +307,6 @@ static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
          vb.k_stride != 1;
 }
 
-// ---- Epilogue activations (types handed to the driver) ----
-// apply<T>(x, aux, n): forward x = act(x); backward x = x * act'(aux). The tanh GELU runs the
-// vector loops of gelu_rows.hpp (the same bits with AVX2 and AVX-512, so in every engine); the
-// erf GELU the scalar math of gelu_math.hpp, vectorized here.
-struct ActNone {
-  static constexpr bool kReadsAux = false;
-  template <class T>
-  static inline void apply(float*, const float*, std::int64_t) {}
-};
-struct ActRelu {
-  static constexpr bool kReadsAux = false;
-  template <class T>
-  static inline void apply(float* x, const float*, std::int64_t n) {
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu(x[i]);
-  }
-};
-template <GeluVariant V>
-struct ActGelu {
-  static constexpr bool kReadsAux = false;
-  template <class T>
-  static inline void apply(float* x, const float*, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh) {
-      gemm_math::gelu_tanh_rows(x, n);
-    } else {
-#pragma omp simd
-      for (std::int64_t i = 0; i < n; ++i)
-        x[i] = V == GeluVariant::tanh ? gemm_math::gelu_tanh(x[i]) : gemm_math::gelu_erf(x[i]);
-    }
-  }
-};
-struct ActDRelu {
-  static constexpr bool kReadsAux = true;
-  template <class T>
-  static inline void apply(float* x, const float* aux, std::int64_t n) {
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) x[i] = gemm_math::relu_gate(x[i], aux[i]);
-  }
-};
-template <GeluVariant V>
-struct ActDGelu {
-  static constexpr bool kReadsAux = true;
-  template <class T>
-  static inline void apply(float* x, const float* aux, std::int64_t n) {
-    if constexpr (V == GeluVariant::tanh) {
-      gemm_math::dgelu_tanh_rows(x, aux, n);
-    } else {
-#pragma omp simd
-      for (std::int64_t i = 0; i < n; ++i)
-        x[i] *=
-            V == GeluVariant::tanh ? gemm_math::gelu_tanh_derivative(aux[i]) : gemm_math::gelu_erf_derivative(aux[i]);
-    }
-  }
-};
-
-// What the epilogue of every tile needs, fixed for the call.
-struct EpilogueContext {
-  const GemmProblem* p;
-  const float* bias;     // fp32 copy, padded with zeros to whole slivers (or null)
-  float* grad_partials;  // [n_slivers][m_padded] row sums per NR sliver (or null)
-  std::int64_t m_padded;
-};
-
-// Stores x[0..n) to an output with the fp16 rule: f16 results that round to a non-zero
-// subnormal are counted and, under flush, written as signed zeros.
-template <class T>
-static inline void store_output(void* dst, DType t, const float* x, std::int64_t n, bool flush,
-                                std::int64_t& subnormal_outputs) {
-  if (t != DType::f16) {
-    T::store_row(dst, t, x, n);
-    return;
-  }
-  std::int64_t count = 0;
-#pragma omp simd reduction(+ : count)
-  for (std::int64_t i = 0; i < n; ++i) count += gemm_math::rounds_to_f16_subnormal(x[i]) ? 1 : 0;
-  subnormal_outputs += count;
-  if (count == 0 || !flush) {
-    T::store_row(dst, t, x, n);
-    return;
-  }
-  alignas(64) float flushed[T::kMr];
-  for (std::int64_t i = 0; i < n; ++i) {
-    const bool sub = gemm_math::rounds_to_f16_subnormal(x[i]);
-    flushed[i] = sub ? (x[i] < 0.0f ? -0.0f : 0.0f) : x[i];
-  }
-  T::store_row(dst, t, flushed, n);
-}
-
-// The epilogue of one tile: tile[j * tile_ld + i] (fp32 sums, i < MR) -> D rows
-// [i0, i0 + mv), columns [j0, j0 + nv). j_sliver indexes the bias-gradient partials.
-// (MR <= tile_ld: the skinny engine hands strided blocks of any nv.) Each element sees the same operations in the same
-// order as the scalar definition
-//   x = alpha x (+ beta c) (+ bias); aux = x; x = act(x[, aux]); row sum += x; D = x,
-// but in phases over the whole tile (one long vector loop per step: the activation is
-// throughput-bound instead of one dependent chain per column; alpha = 1 is skipped, x * 1 = x).
-template <class T, class Act>
-static void epilogue_tile(const EpilogueContext& ctx, float* tile, std::int64_t tile_ld, std::int64_t i0,
-                          std::int64_t j0, std::int64_t mv, std::int64_t nv, std::int64_t j_sliver,
-                          std::int64_t& subnormal_outputs) {
-  constexpr std::int64_t MR = T::kMr;
-  const GemmProblem& p = *ctx.p;
-  const GemmArgs& a = p.args;
-  const GemmEpilogue& e = a.epilogue;
-  const float alpha = a.alpha, beta = a.beta;
-  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
-  // Rows >= mv of a tile are padding: computed (whole-MR loops vectorize without remainders)
-  // but never stored; the bias-gradient partials of rows >= m are never read.
-  const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
-  const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
-  const std::int64_t auxsize = static_cast<std::int64_t>(dtype_size(e.aux_dtype));
-  if (alpha != 1.0f) {
-    for (std::int64_t j = 0; j < nv; ++j) {
-      float* x = tile + j * tile_ld;
-#pragma omp simd
-      for (std::int64_t i = 0; i < MR; ++i) x[i] *= alpha;
-    }
-  }
-  if (p.use_c) {
-    alignas(64) float other[MR];
-    for (std::int64_t j = 0; j < nv; ++j) {
-      float* x = tile + j * tile_ld;
-      T::load_row(static_cast<const unsigned char*>(a.c) + (i0 + (j0 + j) * a.ldc) * csize, a.c_dtype, mv, other);
-#pragma omp simd
-      for (std::int64_t i = 0; i < mv; ++i) x[i] += beta * other[i];
-    }
-  }
-  if (ctx.bias != nullptr) {
-    alignas(64) float b[MR];
-    std::memcpy(b, ctx.bias + i0, sizeof(b));
-    for (std::int64_t j = 0; j < nv; ++j) {
-      float* x = tile + j * tile_ld;
-#pragma omp simd
-      for (std::int64_t i = 0; i < MR; ++i) x[i] += b[i];
-    }
-  }
-  if (p.aux_out)
-    for (std::int64_t j = 0; j < nv; ++j)
-      store_output<T>(static_cast<unsigned char*>(e.aux) + (i0 + (j0 + j) * e.aux_ld) * auxsize, e.aux_dtype,
-                      tile + j * tile_ld, mv, p.flush, subnormal_outputs);
-  // The activation in chunks of kCols columns, one vector loop per chunk where the columns are
-  // contiguous (tile_ld == MR; the skinny engine hands wider, strided blocks).
-  constexpr std::int64_t kCols = 16;
-  [[maybe_unused]] alignas(64) float aux[Act::kReadsAux ? MR * kCols : 1];
-  for (std::int64_t jc = 0; jc < nv; jc += kCols) {
-    const std::int64_t cols = imin(kCols, nv - jc);
-    const float* aux_of = nullptr;
-    if constexpr (Act::kReadsAux) {
-      for (std::int64_t j = 0; j < cols; ++j) {
-        float* row = aux + j * MR;
-        T::load_row(static_cast<const unsigned char*>(e.aux) + (i0 + (j0 + jc + j) * e.aux_ld) * auxsize, e.aux_dtype,
-                    mv, row);
-        for (std::int64_t i = mv; i < MR; ++i) row[i] = 0.0f;
-      }
-      aux_of = aux;
-    }
-    if (tile_ld == MR) {
-      Act::template apply<T>(tile + jc * MR, aux_of, cols * MR);
-    } else {
-      for (std::int64_t j = 0; j < cols; ++j)
-        Act::template apply<T>(tile + (jc + j) * tile_ld, aux_of != nullptr ? aux_of + j * MR : nullptr, MR);
-    }
-  }
-  if (row_sums) {
-    alignas(64) float sums[MR];
-    for (std::int64_t i = 0; i < MR; ++i) sums[i] = 0.0f;
-    for (std::int64_t j = 0; j < nv; ++j) {
-      const float* x = tile + j * tile_ld;
-#pragma omp simd
-      for (std::int64_t i = 0; i < MR; ++i) sums[i] += x[i];
-    }
-    std::memcpy(ctx.grad_partials + j_sliver * ctx.m_padded + i0, sums, sizeof(sums));
-  }
-  for (std::int64_t j = 0; j < nv; ++j)
-    store_output<T>(static_cast<unsigned char*>(a.d) + (i0 + (j0 + j) * a.ldd) * dsize, a.d_dtype, tile + j * tile_ld,
-                    mv, p.flush, subnormal_outputs);
-}
-
 // Bias gradients after the tiles: rows_of_d sums the per-sliver partials[js][i] (js < parts,
 // row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
 // (gemm_operand_sums, unless the packing took them: totals_ready). totals: scratch of max(m, n)
@@ -599,6 +422,8 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
               // while this one runs.
               if (kb > 0 && (is + 1 < is_end || js + 1 < js_end))
                 prefetch_tile<T>(is + 1 < is_end ? tile_of(js, is + 1) : tile_of(js + 1, ib * mc));
+              if (kb == k_blocks - 1)
+                prefetch_epilogue<Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
               T::ukernel_part(depth, packed_a + is * MR * kp + k0 * MR, packed_b + js * NR * kp + k0 * NR,
                               tile_of(js, is), kb > 0);
               // After the last block, the epilogue while the tile is still in L1 (a pass over
@@ -612,6 +437,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
         alignas(64) float tile[MR * NR];
         for (std::int64_t js = jb * nc; js < js_end; ++js) {
           for (std::int64_t is = ib * mc; is < is_end; ++is) {
+            prefetch_epilogue<Act>(ctx, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR));
             T::ukernel_part(kp, packed_a + is * MR * kp, packed_b + js * NR * kp, tile, false);  // kp = 0: zeroes
             epilogue_tile<T, Act>(ctx, tile, MR, is * MR, js * NR, imin(MR, m - is * MR), imin(NR, n - js * NR), js,
                                   sub_out);

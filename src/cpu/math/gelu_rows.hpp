@@ -38,4 +38,16 @@ static inline void dgelu_tanh_rows(float* x, const float* aux, std::int64_t n) {
 #endif
 }
 
+// One vector of the loops above, for the GEMM epilogue's single pass over a tile column (the
+// same operations, so the same bits): gelu_tanh(x) and x * gelu_tanh'(aux).
+#if defined(__AVX512F__)
+static inline __m512 gelu_tanh_vec(__m512 x) { return gelu_tanh_avx512(x); }
+static inline __m512 dgelu_tanh_vec(__m512 x, __m512 aux) {
+  return _mm512_mul_ps(x, gelu_tanh_derivative_avx512(aux));
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+static inline __m256 gelu_tanh_vec(__m256 x) { return gelu_tanh_avx2(x); }
+static inline __m256 dgelu_tanh_vec(__m256 x, __m256 aux) { return _mm256_mul_ps(x, gelu_tanh_derivative_avx2(aux)); }
+#endif
+
 }  // namespace ampkit::cpu::gemm_math
