@@ -29,10 +29,9 @@ static inline __m256i f32_to_bf16x16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
 #if defined(__AVX512BF16__)
   // vcvtneps2bf16 rounds to nearest even but treats subnormal inputs as zero; redo those lanes.
+  // (vfpclassps class 0x20 = subnormal of either sign: one instruction, not and + 2 compares.)
   __m256i r = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
-  const __m512i magnitude = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-  const __mmask16 subnormal = _mm512_cmplt_epi32_mask(magnitude, _mm512_set1_epi32(0x00800000)) &
-                              _mm512_cmpneq_epi32_mask(magnitude, _mm512_setzero_si512());
+  const __mmask16 subnormal = _mm512_fpclass_ps_mask(x, 0x20);
   if (subnormal == 0) return r;
 #endif
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
