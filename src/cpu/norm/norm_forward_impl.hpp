@@ -214,7 +214,11 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 // with the statistics of row q in lane q, so horizontal sums (O::sums), square roots and
 // divisions serve kLanes rows at once. Per row the corrected two-pass of row_stats; a row's kV
 // vectors are added in order into one vector, whose lanes O::sums adds like O::sum. The row is
-// re-read from L1 by each pass. Missing rows (q >= count) are zeros and stored nowhere.
+// re-read from L1 by each pass; rows narrower than f32 of more than one vector are widened once,
+// by the first pass, into `xs` (on the stack, in L1: the same values, lanes past n hold the 0 a
+// masked load reads), so the later passes load f32 instead of widening again. gamma and beta are
+// loaded (widened) once per group, not once per row. Missing rows (q >= count) are zeros and
+// stored nowhere.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
 [[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p, std::int64_t r0, std::int64_t count,
                                                       float inv_n) {
@@ -225,38 +229,57 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
   auto width = [&](int j) __attribute__((always_inline)) {
     return j * kL + kL <= n ? std::int64_t{kL} : n > j * kL ? n - j * kL : std::int64_t{0};
   };
+  constexpr bool kStash = X != DType::f32 && kV > 1;
+  alignas(64) float xs[kStash ? kL * kV * kL : 1];
+  // The first pass's load: lanes past n read 0; a copy widened to f32 goes to xs.
+  auto first_x = [&](int q, int j) __attribute__((always_inline)) {
+    const V v = O::template load<X>(row_ptr<X>(p.x, r0 + q, n), j * kL, width(j));
+    if constexpr (kStash) O::store(xs + (q * kV + j) * kL, v);
+    return v;
+  };
   auto load_x = [&](int q, int j) __attribute__((always_inline)) {
-    return O::template load<X>(row_ptr<X>(p.x, r0 + q, n), j * kL, width(j));  // lanes past n: 0
+    if constexpr (kStash) {
+      return O::load(xs + (q * kV + j) * kL);
+    } else {
+      return O::template load<X>(row_ptr<X>(p.x, r0 + q, n), j * kL, width(j));
+    }
   };
   V t[kL], sq[kL];
   const V inv_nv = O::set1(inv_n), epsv = O::set1(p.eps), one = O::set1(1.0f);
   V m1 = O::zero(), c = O::zero(), r;
   if constexpr (kRms) {
     for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
-      sq[q] = O::zero();
-      if (q >= count) return;
+      if (q >= count) {  // zeroed here, not before: GCC made the zeroing a rep stos (10% of the time)
+        sq[q] = O::zero();
+        return;
+      }
 #pragma GCC unroll 4
       for (int j = 0; j < kV; ++j) {
-        const V v = load_x(q, j);
+        const V v = first_x(q, j);
         sq[q] = j == 0 ? O::mul(v, v) : O::fmadd(v, v, sq[q]);
       }
     });
     r = O::div(one, O::sqrt(O::add(O::mul(O::sums(sq), inv_nv), epsv)));
   } else {
     for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
-      t[q] = O::zero();
-      if (q >= count) return;
+      if (q >= count) {
+        t[q] = O::zero();
+        return;
+      }
 #pragma GCC unroll 4
-      for (int j = 0; j < kV; ++j) t[q] = j == 0 ? load_x(q, 0) : O::add(t[q], load_x(q, j));
+      for (int j = 0; j < kV; ++j) t[q] = j == 0 ? first_x(q, 0) : O::add(t[q], first_x(q, j));
     });
     m1 = O::mul(O::sums(t), inv_nv);
     for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
-      t[q] = sq[q] = O::zero();
-      if (q >= count) return;
+      if (q >= count) {
+        t[q] = sq[q] = O::zero();
+        return;
+      }
       const V m = O::lane(m1, q);
 #pragma GCC unroll 4
       for (int j = 0; j < kV; ++j) {
-        const V d = O::head(O::sub(load_x(q, j), m), width(j));  // lanes past n add nothing
+        V d = O::sub(load_x(q, j), m);
+        if (width(j) < kL) d = O::head(d, width(j));  // lanes past n add nothing
         t[q] = j == 0 ? d : O::add(t[q], d);
         sq[q] = j == 0 ? O::mul(d, d) : O::fmadd(d, d, sq[q]);
       }
@@ -267,6 +290,12 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
     r = O::div(one, O::sqrt(O::add(var, epsv)));
   }
   const V ncr = O::mul(O::mul(c, r), O::set1(-1.0f));  // -(c*r), exactly
+  V gv[kV], bv[kV];
+#pragma GCC unroll 4
+  for (int j = 0; j < kV; ++j) {
+    gv[j] = kGamma ? O::template load<P>(p.gamma, j * kL, width(j)) : O::zero();
+    bv[j] = kBeta ? O::template load<P>(p.beta, j * kL, width(j)) : O::zero();
+  }
   for_rows_across<O, kV>([&](int q) __attribute__((always_inline)) {
     if (q >= count) return;
     const V rq = O::lane(r, q), mq = O::lane(m1, q), nq = O::lane(ncr, q);
@@ -276,11 +305,11 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
       const V v = load_x(q, j);
       V y = kRms ? O::mul(v, rq) : O::fmadd(O::sub(v, mq), rq, nq);
       if constexpr (kGamma && kBeta) {
-        y = O::fmadd(y, O::template load<P>(p.gamma, j * kL, w), O::template load<P>(p.beta, j * kL, w));
+        y = O::fmadd(y, gv[j], bv[j]);
       } else if constexpr (kGamma) {
-        y = O::mul(y, O::template load<P>(p.gamma, j * kL, w));
+        y = O::mul(y, gv[j]);
       } else if constexpr (kBeta) {
-        y = O::add(y, O::template load<P>(p.beta, j * kL, w));
+        y = O::add(y, bv[j]);
       }
       O::template store<X>(row_ptr<X>(p.y, r0 + q, n), j * kL, y, w);
     }
