@@ -13,15 +13,13 @@
 namespace ampkit::cpu {
 namespace {
 
-// Prefetches the next row (`next`, or null) under element i of this one, vector `slot` of
-// for_row: one prefetch per 64-byte line (a bf16 vector of 16 lanes is half a line). Issued by
-// the output pass only, the longer one: spread over it, the next row arrives by its statistics
-// pass without a burst of misses (issued all in the short statistics pass, RMSNorm bf16 at
-// 8192x4096 went 1.5x slower).
+// Prefetches the next row (`next`, or null) under element i of this one, once per vector.
+// Issued by the output pass (and by LayerNorm's one-pass statistics): with the statistics pass
+// only, RMSNorm bf16 8192x4096 went 1.5x slower; with one prefetch per 64-byte line instead of
+// one per vector (bf16: two per line), 10-20% slower from DRAM (norm_bench, 5 alternations).
 template <class O, DType T>
-[[gnu::always_inline]] inline void prefetch_next(const void* next, int slot, std::int64_t i) {
-  constexpr auto kElem = static_cast<std::int64_t>(dtype_size(T));
-  if (next && (O::kLanes * kElem >= 64 || slot == 0)) O::prefetch(next, i * kElem);
+[[gnu::always_inline]] inline void prefetch_next(const void* next, std::int64_t i) {
+  if (next) O::prefetch(next, i * static_cast<std::int64_t>(dtype_size(T)));
 }
 
 // Per-row statistics: LayerNorm uses m1, c and r; RMSNorm only r.
@@ -31,15 +29,17 @@ struct RowStats {
 
 // One pass of shifted sums over a row of n >= 2 * O::kLanes elements of dtype T from `x`:
 // d = x - shift, *sum_d = sum(d), *sum_dd = sum(d*d) (two accumulator chains, fixed order). With
-// kStoreWide the widened row is also stored to `wide` ([n] f32).
-template <class O, DType T, bool kStoreWide>
-[[gnu::always_inline]] inline void shifted_sums(const void* x, float* wide, std::int64_t n, float shift, float* sum_d,
-                                                float* sum_dd) {
+// kStoreWide the widened row is also stored to `wide` ([n] f32); `next` (a row of dtype XN, or
+// null) is prefetched.
+template <class O, DType T, DType XN, bool kStoreWide>
+[[gnu::always_inline]] inline void shifted_sums(const void* x, float* wide, std::int64_t n, float shift,
+                                                const void* next, float* sum_d, float* sum_dd) {
   using V = typename O::V;
   const V kv = O::set1(shift);
   V s1[2] = {O::zero(), O::zero()}, s2[2] = {O::zero(), O::zero()};
   for_row<O>(
       n, [&](int s, std::int64_t i, std::int64_t k) __attribute__((always_inline)) {
+        prefetch_next<O, XN>(next, i);
         const V v = O::template load<T>(x, i, k);
         if constexpr (kStoreWide) O::template store<DType::f32>(wide, i, v, k);
         V d = O::sub(v, kv);
@@ -60,21 +60,21 @@ template <class O, DType T, bool kStoreWide>
 // With kWide the pass also stores the widened row to `wide` ([n] f32) for the output pass.
 template <class O, DType X>
 [[gnu::always_inline]] inline void row_stats_one_pass(const void* x, float* wide, std::int64_t n, float inv_n,
-                                                      float eps, RowStats* st) {
+                                                      float eps, RowStats* st, const void* next) {
   constexpr bool kWide = X != DType::f32;
   constexpr std::int64_t kL = O::kLanes;
   float shift = O::sum(O::add(O::template load<X>(x, 0, kL), O::template load<X>(x, kL, kL))) *
                 (1.0f / static_cast<float>(2 * kL));
   float sum_d = 0.0f, sum_dd = 0.0f;
-  shifted_sums<O, X, kWide>(x, wide, n, shift, &sum_d, &sum_dd);
+  shifted_sums<O, X, X, kWide>(x, wide, n, shift, next, &sum_d, &sum_dd);
   float c = sum_d * inv_n;
   float var = (sum_dd - sum_d * c) * inv_n;
   if (c * c > 0.25f * var) {  // a poor shift (or var < 0 from rounding); NaN rows go on as NaN
     shift += c;
     if constexpr (kWide) {
-      shifted_sums<O, DType::f32, false>(wide, nullptr, n, shift, &sum_d, &sum_dd);
+      shifted_sums<O, DType::f32, X, false>(wide, nullptr, n, shift, nullptr, &sum_d, &sum_dd);
     } else {
-      shifted_sums<O, X, false>(x, nullptr, n, shift, &sum_d, &sum_dd);
+      shifted_sums<O, X, X, false>(x, nullptr, n, shift, nullptr, &sum_d, &sum_dd);
     }
     c = sum_d * inv_n;
     var = (sum_dd - sum_d * c) * inv_n;
@@ -175,8 +175,8 @@ template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBet
   };
   std::int64_t i = 0;
   for (; i + 2 * kL <= n; i += 2 * kL) {
-    prefetch_next<O, X>(next, 0, i);
-    prefetch_next<O, X>(next, 1, i + kL);
+    prefetch_next<O, X>(next, i);
+    prefetch_next<O, X>(next, i + kL);
     const V v0 = value(i, kL), v1 = value(i + kL, kL);
     if constexpr (kStream) {
       O::template stream2<X>(y, i, v0, v1);
@@ -185,7 +185,7 @@ template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBet
     }
   }
   if (i + kL <= n) {
-    prefetch_next<O, X>(next, 0, i);
+    prefetch_next<O, X>(next, i);
     const V v = value(i, kL);
     if constexpr (kStream) {
       O::template stream<X>(y, i, v);
@@ -211,7 +211,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
   // Long rows (kR = 1) prefetch the next row while working on this one from cache.
   const void* next = kR == 1 && r0 + 1 < p.rows ? row_ptr<X>(p.x, r0 + 1, n) : nullptr;
   if (!kRms && kR == 1 && n > kNormShortRow) {
-    row_stats_one_pass<O, X>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st);
+    row_stats_one_pass<O, X>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st, next);
   } else {
     row_stats<O, X, kRms, kR>(row_ptr<X>(p.x, r0, n), wide, n, inv_n, p.eps, st);
   }
@@ -353,31 +353,13 @@ void forward_rows_across(const NormForwardProblem& p, int threads, float inv_n) 
   }
 }
 
-// All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
-// when the call is large enough, else a plain loop on the calling thread. Short rows go in
-// groups of kNormRowGroup (whole groups only; the rest one by one).
+// forward_rows for rows longer than kNormAcrossVectors vectors, parameters of dtype P. Short rows
+// go in groups of kNormRowGroup (whole groups only; the rest one by one).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-void forward_rows(const NormForwardProblem& p) {
-  const std::int64_t n = p.n, rows = p.rows;
+void forward_long_rows(const NormForwardProblem& q) {
+  const std::int64_t n = q.n, rows = q.rows;
   const float inv_n = 1.0f / static_cast<float>(n);
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
-  if (n <= kNormAcrossVectors * O::kLanes) {  // groups of kLanes rows across lanes
-    // One vector, or up to four (rows of 2 or 3 vectors read zeros for the rest: one
-    // instantiation less each, for the compile time).
-    if (n <= O::kLanes) return forward_rows_across<O, X, P, kRms, kGamma, kBeta, 1>(p, threads, inv_n);
-    return forward_rows_across<O, X, P, kRms, kGamma, kBeta, kNormAcrossVectors>(p, threads, inv_n);
-  }
-  // bf16/f16 gamma and beta widened once per call (exact) into the calling thread's scratch, read
-  // by every thread: rows then load f32 parameters instead of widening both on every row.
-  NormForwardProblem q = p;
-  if constexpr (P != DType::f32 && (kGamma || kBeta)) {
-    float* const w = norm_scratch(2 * n);
-    if (kGamma) O::template load_row<P>(p.gamma, n, w);
-    if (kBeta) O::template load_row<P>(p.beta, n, w + n);
-    q.gamma = kGamma ? w : nullptr;
-    q.beta = kBeta ? w + n : nullptr;
-  }
-  constexpr DType PW = DType::f32;
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
   const std::int64_t wide_floats = X != DType::f32 ? group * n : 0;
@@ -385,13 +367,13 @@ void forward_rows(const NormForwardProblem& p) {
   // and every row starts aligned to a vector.
   constexpr auto kVectorBytes = static_cast<std::int64_t>(O::kLanes * dtype_size(X));
   const bool stream = group == 1 && rows * n * static_cast<std::int64_t>(dtype_size(X)) >= norm_stream_min_bytes() &&
-                      reinterpret_cast<std::uintptr_t>(p.y) % kVectorBytes == 0 &&
+                      reinterpret_cast<std::uintptr_t>(q.y) % kVectorBytes == 0 &&
                       n * static_cast<std::int64_t>(dtype_size(X)) % kVectorBytes == 0;
   auto run = [&](std::int64_t g, float* wide) __attribute__((always_inline)) {
     if (group == kNormRowGroup) {
-      forward_row_group<O, X, PW, kRms, kGamma, kBeta, kNormRowGroup>(q, g * group, inv_n, wide, false);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, kNormRowGroup>(q, g * group, inv_n, wide, false);
     } else {
-      forward_row_group<O, X, PW, kRms, kGamma, kBeta, 1>(q, g, inv_n, wide, stream);
+      forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(q, g, inv_n, wide, stream);
     }
   };
   if (threads > 1) {
@@ -409,7 +391,39 @@ void forward_rows(const NormForwardProblem& p) {
   }
   float* const wide = wide_floats ? norm_row_scratch(wide_floats) : nullptr;
   for (std::int64_t r = groups * group; r < rows; ++r)
-    forward_row_group<O, X, PW, kRms, kGamma, kBeta, 1>(q, r, inv_n, wide, false);
+    forward_row_group<O, X, P, kRms, kGamma, kBeta, 1>(q, r, inv_n, wide, false);
+}
+
+// All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
+// when the call is large enough, else a plain loop on the calling thread.
+template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
+void forward_rows(const NormForwardProblem& p) {
+  const std::int64_t n = p.n, rows = p.rows;
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
+  if (n <= kNormAcrossVectors * O::kLanes) {  // groups of kLanes rows across lanes
+    // One vector, or up to four (rows of 2 or 3 vectors read zeros for the rest: one
+    // instantiation less each, for the compile time).
+    if (n <= O::kLanes) return forward_rows_across<O, X, P, kRms, kGamma, kBeta, 1>(p, threads, inv_n);
+    return forward_rows_across<O, X, P, kRms, kGamma, kBeta, kNormAcrossVectors>(p, threads, inv_n);
+  }
+  // bf16/f16 gamma and beta widened once per call (exact) into the calling thread's scratch, read
+  // by every thread: rows then load f32 parameters instead of widening both on every row. Only
+  // while a row's working set (x, its f32 copy, f32 parameters) fits in L1: at 8192x4096 the
+  // doubled parameters made bf16 rows from DRAM 10% slower (norm_bench, 4 alternations).
+  constexpr std::int64_t kParams = (kGamma ? 1 : 0) + (kBeta ? 1 : 0);
+  if constexpr (P != DType::f32 && kParams > 0) {
+    if (n * static_cast<std::int64_t>(dtype_size(X) + 4 + 4 * kParams) <= cpu_features().caches.l1d) {
+      NormForwardProblem q = p;
+      float* const w = norm_scratch(2 * n);
+      if (kGamma) O::template load_row<P>(p.gamma, n, w);
+      if (kBeta) O::template load_row<P>(p.beta, n, w + n);
+      q.gamma = kGamma ? w : nullptr;
+      q.beta = kBeta ? w + n : nullptr;
+      return forward_long_rows<O, X, DType::f32, kRms, kGamma, kBeta>(q);
+    }
+  }
+  return forward_long_rows<O, X, P, kRms, kGamma, kBeta>(p);
 }
 
 // The one place where the runtime dtypes and the presence of gamma/beta become template
