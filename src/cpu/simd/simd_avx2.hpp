@@ -279,6 +279,18 @@ struct Avx2Ops {
   }
   /// Orders earlier non-temporal stores before later stores (sfence).
   [[gnu::always_inline]] static void stream_fence() { _mm_sfence(); }
+
+  // ---- two vectors at once (16 elements from element i, v0 first; Avx512Ops' names) ----
+  template <DType T>
+  [[gnu::always_inline]] static void store2(void* base, std::int64_t i, V v0, V v1) {
+    store<T>(base, i, v0, kLanes);
+    store<T>(base, i + kLanes, v1, kLanes);
+  }
+  template <DType T>
+  [[gnu::always_inline]] static void stream2(void* base, std::int64_t i, V v0, V v1) {
+    stream<T>(base, i, v0);
+    stream<T>(base, i + kLanes, v1);
+  }
 };
 
 }  // namespace

@@ -29,10 +29,9 @@ static inline __m256i f32_to_bf16x16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
 #if defined(__AVX512BF16__)
   // vcvtneps2bf16 rounds to nearest even but treats subnormal inputs as zero; redo those lanes.
+  // (vfpclassps class 0x20 = subnormal of either sign: one instruction, not and + 2 compares.)
   __m256i r = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
-  const __m512i magnitude = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-  const __mmask16 subnormal = _mm512_cmplt_epi32_mask(magnitude, _mm512_set1_epi32(0x00800000)) &
-                              _mm512_cmpneq_epi32_mask(magnitude, _mm512_setzero_si512());
+  const __mmask16 subnormal = _mm512_fpclass_ps_mask(x, 0x20);
   if (subnormal == 0) return r;
 #endif
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
@@ -46,6 +45,16 @@ static inline __m256i f32_to_bf16x16(__m512 x) {
 #else
   return _mm512_cvtepi32_epi16(rounded);
 #endif
+}
+
+// Two vectors of floats -> 32 bf16 values, a's first: f32_to_bf16x16 of each, bit for bit. With
+// AVX512_BF16 one vcvtne2ps2bf16 rounds both (half the conversions of two vcvtneps2bf16).
+static inline __m512i f32_to_bf16x32(__m512 a, __m512 b) {
+#if defined(__AVX512BF16__)
+  const __mmask16 subnormal = _mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20);
+  if (subnormal == 0) return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a));  // low half: b's argument
+#endif
+  return _mm512_inserti64x4(_mm512_castsi256_si512(f32_to_bf16x16(a)), f32_to_bf16x16(b), 1);
 }
 
 static inline __m512 f16x16_to_f32(__m256i h) { return _mm512_cvtph_ps(h); }
@@ -303,6 +312,32 @@ struct Avx512Ops {
   }
   /// Orders earlier non-temporal stores before later stores (sfence).
   [[gnu::always_inline]] static void stream_fence() { _mm_sfence(); }
+
+  // ---- two vectors at once (32 elements from element i, v0 first) ----
+  /// store(base, i, v0, 16) and store(base, i + 16, v1, 16): the same bits; bf16 is rounded by
+  /// one instruction for both vectors where the ISA has one.
+  template <DType T>
+  [[gnu::always_inline]] static void store2(void* base, std::int64_t i, V v0, V v1) {
+    if constexpr (T == DType::bf16) {
+      _mm512_storeu_si512(static_cast<std::uint16_t*>(base) + i, simd512::f32_to_bf16x32(v0, v1));
+    } else {
+      simd512::store<T>(base, i, v0);
+      simd512::store<T>(base, i + kLanes, v1);
+    }
+  }
+  /// stream(base, i, v0) and stream(base, i + 16, v1), the same alignment (32 bytes for bf16).
+  template <DType T>
+  [[gnu::always_inline]] static void stream2(void* base, std::int64_t i, V v0, V v1) {
+    if constexpr (T == DType::bf16) {
+      const __m512i h = simd512::f32_to_bf16x32(v0, v1);
+      auto* const p = reinterpret_cast<__m256i*>(static_cast<std::uint16_t*>(base) + i);
+      _mm256_stream_si256(p, _mm512_castsi512_si256(h));
+      _mm256_stream_si256(p + 1, _mm512_extracti64x4_epi64(h, 1));
+    } else {
+      stream<T>(base, i, v0);
+      stream<T>(base, i + kLanes, v1);
+    }
+  }
 };
 
 }  // namespace
