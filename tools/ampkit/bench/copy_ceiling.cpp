@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <string>
 
 #include "ampkit/core/error.hpp"
@@ -14,6 +16,25 @@ namespace {
 
 constexpr std::int64_t kBlock = std::int64_t{64} << 10;  // memcpy of 64 KiB: ordinary stores
 constexpr std::int64_t kLine = 64;
+
+// GB/s of `pass` over `footprint` bytes, timed like the cases (a few samples of a huge one).
+template <class Pass>
+double rate_of(Pass&& pass, std::int64_t footprint, MeasureOptions o) {
+  if (footprint >= (std::int64_t{1} << 30)) o.min_total_ms = 0.0;
+  const Measurement m = measure(pass, o);
+  return static_cast<double>(footprint) / (m.median_ms * 1e-3) / 1e9;
+}
+
+// memo[key], measured once.
+template <class Measure>
+double memoized(std::map<std::pair<std::int64_t, int>, double>& memo, std::pair<std::int64_t, int> key,
+                Measure&& measure_now) {
+  const auto found = memo.find(key);
+  if (found != memo.end()) return found->second;
+  const double g = measure_now();
+  memo.emplace(key, g);
+  return g;
+}
 
 }  // namespace
 
@@ -58,19 +79,12 @@ double CopyCeiling::measure_gbps(std::int64_t footprint_bytes, int threads) {
 #pragma omp parallel for num_threads(team) schedule(static)
     for (std::int64_t i = 0; i < blocks; ++i) block(i);
   };
-  MeasureOptions o = options_;
-  if (footprint >= (std::int64_t{1} << 30)) o.min_total_ms = 0.0;  // a few samples of a huge copy
-  const Measurement m = measure(copy, o);
-  return static_cast<double>(footprint) / (m.median_ms * 1e-3) / 1e9;
+  return rate_of(copy, footprint, options_);
 }
 
 double CopyCeiling::gbps(std::int64_t footprint_bytes, int threads) {
-  const auto key = std::make_pair(measured_footprint(footprint_bytes), threads);
-  const auto found = memo_.find(key);
-  if (found != memo_.end()) return found->second;
-  const double g = measure_gbps(footprint_bytes, threads);
-  memo_.emplace(key, g);
-  return g;
+  return memoized(memo_, {measured_footprint(footprint_bytes), threads},
+                  [&] { return measure_gbps(footprint_bytes, threads); });
 }
 
 double CopyCeiling::remeasure(std::int64_t footprint_bytes, int threads) {
@@ -111,19 +125,12 @@ double CopyCeiling::measure_read_gbps(std::int64_t footprint_bytes, int threads)
     }
     sink = sink + total;
   };
-  MeasureOptions o = options_;
-  if (footprint >= (std::int64_t{1} << 30)) o.min_total_ms = 0.0;
-  const Measurement m = measure(read, o);
-  return static_cast<double>(footprint) / (m.median_ms * 1e-3) / 1e9;
+  return rate_of(read, footprint, options_);
 }
 
 double CopyCeiling::read_gbps(std::int64_t footprint_bytes, int threads) {
-  const auto key = std::make_pair(measured_read_footprint(footprint_bytes), threads);
-  const auto found = read_memo_.find(key);
-  if (found != read_memo_.end()) return found->second;
-  const double g = measure_read_gbps(footprint_bytes, threads);
-  read_memo_.emplace(key, g);
-  return g;
+  return memoized(read_memo_, {measured_read_footprint(footprint_bytes), threads},
+                  [&] { return measure_read_gbps(footprint_bytes, threads); });
 }
 
 }  // namespace ampkit::tools::bench
