@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cpu.hpp"
