@@ -19,6 +19,18 @@ namespace {
 // forward ones). The tanh GELU is gelu_rows.hpp's vector form (the same bits with AVX2 and
 // AVX-512, so in every engine); the erf GELU gelu_math.hpp's scalar math, vectorized here.
 // Each is the scalar function of gelu_math.hpp lane by lane, bit for bit.
+// f(x[i], aux[i]) for every lane: the scalar functions of gelu_math.hpp, vectorized by the
+// compiler over one vector (the same bits as calling them one by one).
+template <class T, class F>
+[[gnu::always_inline]] static inline typename T::V lane_by_lane(typename T::V x, typename T::V aux, F f) {
+  alignas(64) float xs[T::kLanes], as[T::kLanes];
+  T::store(xs, x);
+  T::store(as, aux);
+#pragma omp simd
+  for (std::int64_t i = 0; i < T::kLanes; ++i) xs[i] = f(xs[i], as[i]);
+  return T::load(xs);
+}
+
 struct ActNone {
   static constexpr bool kReadsAux = false;
   template <class T>
@@ -41,11 +53,7 @@ struct ActGelu {
     if constexpr (G == GeluVariant::tanh) {
       return gemm_math::gelu_tanh_vec(x);
     } else {
-      alignas(64) float lanes[T::kLanes];
-      T::store(lanes, x);
-#pragma omp simd
-      for (std::int64_t i = 0; i < T::kLanes; ++i) lanes[i] = gemm_math::gelu_erf(lanes[i]);
-      return T::load(lanes);
+      return lane_by_lane<T>(x, x, [](float v, float) { return gemm_math::gelu_erf(v); });
     }
   }
 };
@@ -53,12 +61,7 @@ struct ActDRelu {
   static constexpr bool kReadsAux = true;
   template <class T>
   static inline typename T::V apply(typename T::V x, typename T::V aux) {
-    alignas(64) float xs[T::kLanes], as[T::kLanes];
-    T::store(xs, x);
-    T::store(as, aux);
-#pragma omp simd
-    for (std::int64_t i = 0; i < T::kLanes; ++i) xs[i] = gemm_math::relu_gate(xs[i], as[i]);
-    return T::load(xs);
+    return lane_by_lane<T>(x, aux, [](float v, float a) { return gemm_math::relu_gate(v, a); });
   }
 };
 template <GeluVariant G>
@@ -69,12 +72,7 @@ struct ActDGelu {
     if constexpr (G == GeluVariant::tanh) {
       return gemm_math::dgelu_tanh_vec(x, aux);
     } else {
-      alignas(64) float xs[T::kLanes], as[T::kLanes];
-      T::store(xs, x);
-      T::store(as, aux);
-#pragma omp simd
-      for (std::int64_t i = 0; i < T::kLanes; ++i) xs[i] *= gemm_math::gelu_erf_derivative(as[i]);
-      return T::load(xs);
+      return lane_by_lane<T>(x, aux, [](float v, float a) { return v * gemm_math::gelu_erf_derivative(a); });
     }
   }
 };

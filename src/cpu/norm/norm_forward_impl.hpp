@@ -219,7 +219,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
   for (int q = 0; q < kR; ++q) {
     const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(p.x, r0 + q, n);
     void* const yq = row_ptr<X>(p.y, r0 + q, n);
-    if (kR == 1 && stream) {
+    if (kR == 1 && stream) {  // only single rows stream; `if constexpr`: no streaming copy for row groups
       if constexpr (kR == 1) normalize_row<O, X, XR, P, kRms, kGamma, kBeta, true>(xq, yq, p.gamma, p.beta, n, st[q], next);
     } else {
       normalize_row<O, X, XR, P, kRms, kGamma, kBeta, false>(xq, yq, p.gamma, p.beta, n, st[q], next);
@@ -353,13 +353,12 @@ void forward_rows_across(const NormForwardProblem& p, int threads, float inv_n) 
   }
 }
 
-// forward_rows for rows longer than kNormAcrossVectors vectors, parameters of dtype P. Short rows
-// go in groups of kNormRowGroup (whole groups only; the rest one by one).
+// forward_rows for rows longer than kNormAcrossVectors vectors, parameters of dtype P, on
+// `threads` threads. Short rows go in groups of kNormRowGroup (whole groups only; the rest one by
+// one).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-void forward_long_rows(const NormForwardProblem& q) {
+void forward_long_rows(const NormForwardProblem& q, int threads, float inv_n) {
   const std::int64_t n = q.n, rows = q.rows;
-  const float inv_n = 1.0f / static_cast<float>(n);
-  const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
   const std::int64_t wide_floats = X != DType::f32 ? group * n : 0;
@@ -420,10 +419,10 @@ void forward_rows(const NormForwardProblem& p) {
       if (kBeta) O::template load_row<P>(p.beta, n, w + n);
       q.gamma = kGamma ? w : nullptr;
       q.beta = kBeta ? w + n : nullptr;
-      return forward_long_rows<O, X, DType::f32, kRms, kGamma, kBeta>(q);
+      return forward_long_rows<O, X, DType::f32, kRms, kGamma, kBeta>(q, threads, inv_n);
     }
   }
-  return forward_long_rows<O, X, P, kRms, kGamma, kBeta>(p);
+  return forward_long_rows<O, X, P, kRms, kGamma, kBeta>(p, threads, inv_n);
 }
 
 // The one place where the runtime dtypes and the presence of gamma/beta become template
