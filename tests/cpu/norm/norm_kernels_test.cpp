@@ -295,6 +295,53 @@ TEST(NormKernels, LargeOutputsWrittenWithStreamingStoresMatchReference) {
     }
 }
 
+// bf16 and f32 outputs that are subnormal are stored as such, never flushed: the AVX512_BF16
+// rounding instructions treat subnormals as zero, and the kernels must redo those lanes (also
+// when one vector of a rounded pair has one). Dyadic LayerNorm rows (xhat = +-1 exactly, eps 0)
+// with gamma = k * 2^-130 and beta 0 make every y the exact subnormal sign * gamma.
+TEST(NormKernels, SubnormalOutputsAreKeptNotFlushed) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  for_each_kernel([&](const KernelSlot& k) {
+    for (norm_testing::Mix mix : kMixes) {
+      if (mix.x == DType::f16 || mix.param == DType::f16) continue;  // 2^-130 is below fp16's range
+      for (std::int64_t n : {16, 64, 256, 4096}) {
+        const std::int64_t rows = 3;
+        testing::Buffer x(mix.x, rows * n), y(mix.x, rows * n), gamma(mix.param, n), beta(mix.param, n);
+        std::vector<double> sign(static_cast<std::size_t>(rows * n));
+        for (std::int64_t i = 0; i < rows; ++i) {
+          std::vector<double> sg(static_cast<std::size_t>(n));
+          for (std::int64_t j = 0; j < n; ++j) sg[j] = j < n / 2 ? -1.0 : 1.0;
+          std::shuffle(sg.begin(), sg.end(), rng);
+          for (std::int64_t j = 0; j < n; ++j) {
+            sign[i * n + j] = sg[j];
+            x.set(i * n + j, 3.0 + sg[j] * 0.5);
+          }
+        }
+        for (std::int64_t j = 0; j < n; ++j) {
+          gamma.set(j, std::ldexp(static_cast<double>(1 + rng() % 3), -130));
+          beta.set(j, 0.0);
+        }
+        y.poison();
+        NormForwardArgs f;
+        f.x = TensorView(x.data(), mix.x, {rows, n});
+        f.gamma = TensorView(gamma.data(), mix.param, {n});
+        f.beta = TensorView(beta.data(), mix.param, {n});
+        f.eps = 0.0f;
+        f.y = TensorView(y.data(), mix.x, {rows, n});
+        ops::run_norm_forward(ops::validate_norm_forward("test", NormKind::layer, f),
+                              cpu::layer_norm_fwd_kernels()[k.index]);
+        for (std::int64_t e = 0; e < rows * n; ++e) {
+          const double want = sign[e] * gamma.get(e % n);
+          ASSERT_NE(want, 0.0);
+          ASSERT_EQ(y.get(e), want) << norm_testing::mix_name(mix) << " n " << n << " element " << e;
+        }
+      }
+    }
+  });
+}
+
 // Dyadic rows where every intermediate is exact in fp32: half the elements a - d, half a + d
 // (d a power of two), eps = 0, so mean = a, rstd = 1/d, xhat = +-1; small-integer gamma, beta,
 // dy with power-of-two n. Every kernel must give exactly the mathematical result.
