@@ -26,7 +26,8 @@ GemmBlocking gemm_blocking(const GemmTileShape& s, const GemmBlocking& forced) {
   // (mc x nc of them, reloaded once per k block) in a quarter of it, with nc >= 4 (mc gives way)
   // -- or in a quarter of the L3 share (tiles_in_l3): each A block of L2 then serves many more
   // B slivers before the next comes from memory (f32 32x12 on a 1 MiB L2: NC 5 -> 85,
-  // (4096, 1024, 4096) 0.6 -> 0.8 of the FMA peak; docs/PERFORMANCE.md).
+  // (4096, 1024, 4096) 0.6 -> 0.8 of the FMA peak;
+  // docs/perf-log/2026-12-02-gemm-f32-micro-kernel.md).
   const std::int64_t l2 = c.l2 / (c.l2_sharing > 1 ? 2 : 1);
   // (The L3 share: the L2 where there is none.)
   const std::int64_t l3 = c.l3 > 0 ? c.l3 / (c.l3_sharing > 0 ? c.l3_sharing : 1) : c.l2;

@@ -25,7 +25,7 @@ constexpr int kNormRowGroup = 4;
 /// non-temporal stores (long rows): the size of the whole L3 (cpu_features().caches; the L2 where
 /// there is none). A tensor that large is not found in the caches by its reader anyway, and the
 /// stores skip the read for ownership. AMPKIT_CACHES=l3=... moves it, which is how the bench
-/// compares the two (docs/PERFORMANCE.md, "LayerNorm and RMSNorm").
+/// compares the two (docs/perf-log/2026-12-02-norms-ceiling-per-footprint.md).
 inline std::int64_t norm_stream_min_bytes() {
   const CpuCaches& c = cpu_features().caches;
   return c.l3 > 0 ? c.l3 : c.l2;

@@ -1,8 +1,8 @@
 // The copy ceiling of a bandwidth-bound case (tools layer, bench/): the copy bandwidth measured at
 // the same footprint as the case, so that a case whose tensors stay in L2/L3 between calls is
 // compared with a copy that stays there too, and a DRAM-sized case with a DRAM-sized copy.
-// Used by `ampkit bench norm` and `bench gemm`; conventions in docs/PERFORMANCE.md ("the copy
-// ceiling"). `bench gemm` also takes the read-only ceiling: a GEMV only reads its operand, and a
+// Used by `ampkit bench norm` and `bench gemm`; conventions in docs/PERFORMANCE.md ("Method",
+// "Ceilings"). `bench gemm` also takes the read-only ceiling: a GEMV only reads its operand, and a
 // core streams reads at another rate than it copies.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The cases of `ampkit bench norm` (tools layer, bench/): op, pass, shape (normalized over the
 // last dim) and dtype mix, the bytes one call must move, and one measured row as printed by
-// norm_report.hpp. Byte conventions: docs/PERFORMANCE.md.
+// norm_report.hpp. Byte conventions: docs/PERFORMANCE.md ("Bytes counted").
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,7 @@ NormShape parse_norm_shape(const std::string& text);
 /// f32, bf16, mixed (bf16 x, f32 params), f16, mixed_f16 (f16 x, f32 params); throws UsageError.
 DtypeMix parse_dtype_mix(const std::string& name);
 
-/// Bytes that must move for one call (docs/PERFORMANCE.md, "bytes counted"):
+/// Bytes that must move for one call (docs/PERFORMANCE.md, "Method", "Bytes counted"):
 ///   forward:  read x, write y ([rows, n] each, x's dtype); read gamma (and beta for LayerNorm)
 ///             ([n], param dtype); write rstd (and mean for LayerNorm) ([rows], f32).
 ///   backward: read x and dy, write dx ([rows, n] each); read rstd (and mean) ([rows], f32);

@@ -1,5 +1,6 @@
 // The output of `ampkit bench norm` (tools layer, bench/): JSON lines with fixed keys, the table,
-// and where the run stands against the norm targets of docs/PERFORMANCE.md. See norm_report.hpp.
+// and where the run stands against the norm targets of docs/PERFORMANCE.md ("Where the open
+// targets stand"). See norm_report.hpp.
 #include "tools/ampkit/bench/norm_report.hpp"
 
 #include <cstdio>

@@ -2,7 +2,8 @@
 // ampkit_openblas_peer (tools layer, bench/peers/; benchmarks only, built only when OpenBLAS is
 // found). openblas_peer.cpp, for `ampkit bench gemm` / `bench linear`, spawns it with
 // OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its environment and OPENBLAS_NUM_THREADS
-// set, so OpenBLAS's threads and settings never touch the ampkit process (docs/PERFORMANCE.md).
+// set, so OpenBLAS's threads and settings never touch the ampkit process (docs/PERFORMANCE.md,
+// "Peers").
 //   ampkit_openblas_peer --shapes 4096x4096x1024,1x4096x4096 --threads 2 [--op nn|tn|nt|tt]
 //                        [--reps 5] [--min-ms 200]
 // prints one JSON line per shape: median ms and GFLOP/s (2mnk) of column-major
