@@ -42,14 +42,8 @@ ValueId GradientContext::grad_slot(ValueId v) {
 
 void GradientContext::emit(OpKind op, const std::string& name, std::vector<ValueId> inputs,
                            std::vector<ValueId> outputs, Attributes attrs) {
-  Node n;
-  n.op = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  n.attrs = attrs;
-  n.attrs.backward = false;  // tag_backward sets it
-  g_.nodes.push_back(std::move(n));
+  attrs.backward = false;  // tag_backward sets it
+  g_.nodes.push_back(make_node(op, name, std::move(inputs), std::move(outputs), attrs));
 }
 
 void GradientContext::fail_node(int index, const char* what) const {

@@ -25,13 +25,7 @@ int Builder::append(OpKind op, const std::string& name, std::vector<ValueId> inp
                     Attributes attrs) {
   for (ValueId v : inputs)
     if (v != kNoValue) (void)g_.value(v);  // range check with a clear message
-  Node n;
-  n.op = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  n.attrs = attrs;
-  const int index = g_.add_node(std::move(n));
+  const int index = g_.add_node(make_node(op, name, std::move(inputs), std::move(outputs), attrs));
   try {
     check_node_signature(g_, index);
   } catch (...) {

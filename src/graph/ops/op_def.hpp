@@ -45,6 +45,10 @@ const OpDef& op_def(OpKind op);
 /// "graph: node i (Op 'name'): ...".
 void check_node_signature(const Graph& g, int index);
 
+/// A node of `op` with these slots and attributes (unchecked).
+Node make_node(OpKind op, std::string name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+               const Attributes& attrs);
+
 /// The Yield node that ends the forward part, keeping `saved` for the backward.
 Node make_yield(std::vector<ValueId> saved);
 

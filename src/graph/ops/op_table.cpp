@@ -2,6 +2,7 @@
 // the generic files use (op_def.hpp). Adding an op: an enum value, its OpDef in its family file,
 // one line here.
 #include <cstddef>
+#include <utility>
 
 #include "ampkit/core/error.hpp"
 #include "graph/ops/op_def.hpp"
@@ -60,6 +61,17 @@ void check_node_signature(const Graph& g, int index) {
   const OpDef* d = find_op_def(c.node().op);
   if (!d) c.fail("unknown op kind ", static_cast<int>(c.node().op));
   d->check(c);
+}
+
+Node make_node(OpKind op, std::string name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+               const Attributes& attrs) {
+  Node n;
+  n.op = op;
+  n.name = std::move(name);
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  n.attrs = attrs;
+  return n;
 }
 
 const char* gelu_variant_text(GeluVariant v) { return v == GeluVariant::erf ? "erf" : "tanh"; }

@@ -1,6 +1,8 @@
 // The Yield op (graph layer): ends the forward part and keeps the forward values the backward
 // reads; no check beyond "at most one", no gradient, nothing to run. Also the graph's query for
 // it (Graph::yield_index) and its construction for autodiff (make_yield).
+#include <utility>
+
 #include "graph/ops/op_def.hpp"
 
 namespace ampkit::graph {
@@ -24,11 +26,7 @@ int Graph::yield_index() const {
 }
 
 Node make_yield(std::vector<ValueId> saved) {
-  Node yield;
-  yield.op = OpKind::Yield;
-  yield.name = "yield";
-  yield.inputs = std::move(saved);
-  return yield;
+  return make_node(OpKind::Yield, "yield", std::move(saved), {}, Attributes{});
 }
 
 }  // namespace ampkit::graph
