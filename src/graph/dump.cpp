@@ -1,8 +1,10 @@
 // Text and Graphviz forms of a graph (graph layer): one line per node for docs, tests and
-// `ampkit train --dump-graph`; dot for pictures. Called by users, tests and the trainer.
+// `ampkit train --dump-graph`; dot for pictures. Each op's attribute text is its OpDef's. Called by users, tests and
+// the trainer.
 #include <sstream>
 
 #include "ampkit/graph/ir.hpp"
+#include "graph/ops/op_def.hpp"
 
 namespace ampkit::graph {
 namespace {
@@ -25,8 +27,6 @@ const char* kind_text(ValueKind k) {
   return "?";
 }
 
-const char* variant_text(GeluVariant v) { return v == GeluVariant::erf ? "erf" : "tanh"; }
-
 // "%7", or "_" for an absent slot.
 void put_ref(std::ostringstream& o, ValueId v) {
   if (v == kNoValue)
@@ -39,21 +39,7 @@ void put_ref(std::ostringstream& o, ValueId v) {
 std::string attr_text(const Node& n) {
   std::ostringstream o;
   const Attributes& a = n.attrs;
-  switch (n.op) {
-    case OpKind::Linear:
-      if (a.gelu) o << " gelu=" << variant_text(a.gelu_variant);
-      break;
-    case OpKind::LinearBackward:
-      if (a.below_gelu) o << " below_gelu=" << variant_text(a.gelu_variant);
-      break;
-    case OpKind::Gelu:
-    case OpKind::GeluBackward: o << " variant=" << variant_text(a.gelu_variant); break;
-    case OpKind::LayerNorm:
-    case OpKind::RMSNorm: o << " eps=" << a.eps; break;
-    case OpKind::Attention:
-    case OpKind::AttentionBackward: o << " heads=" << a.heads; break;
-    default: break;
-  }
+  if (const OpDef* d = find_op_def(n.op); d && d->attr_text) d->attr_text(a, o);
   if (a.backward) o << " [bwd]";
   return o.str();
 }

@@ -1,6 +1,8 @@
 // The graph executor (graph layer): owns the verified graph, its memory plan and the arena
-// (allocated once), binds external values, runs nodes in order with a BackwardPassGuard around
-// tagged ones, and records per-node time and fp16 mode. Called by the trainer, tests and users.
+// (allocated once), binds external values, binds each node once (its operand views, built by its
+// op definition, src/graph/ops/), then at each run only runs the bound nodes in order, with a
+// BackwardPassGuard around tagged ones, recording per-node time and fp16 mode. Called by the
+// trainer, tests and users.
 #include "ampkit/graph/executor.hpp"
 
 #include <chrono>
@@ -12,7 +14,7 @@
 #include "ampkit/device/cuda.hpp"
 #include "ampkit/graph/verify.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
-#include "graph/node_kernels.hpp"
+#include "graph/ops/op_def.hpp"
 
 namespace ampkit::graph {
 
@@ -71,6 +73,7 @@ void Executor::bind(ValueId v, const void* data) {
   if (data == nullptr && val.numel() > 0)
     fail("graph::Executor::bind", "value %", v, " '", val.name, "' needs memory, but got null");
   data_[static_cast<std::size_t>(v)] = const_cast<void*>(data);
+  bound_stale_ = true;
 }
 
 void Executor::run() { run(0, static_cast<int>(graph_.nodes.size())); }
@@ -79,23 +82,53 @@ void Executor::run(int begin, int end) {
   const int n = static_cast<int>(graph_.nodes.size());
   if (begin < 0 || end > n || begin > end)
     fail("graph::Executor::run", "the node range [", begin, ", ", end, ") is not within [0, ", n, "]");
+  if (bound_stale_) bind_nodes();
   for (int i = begin; i < end; ++i) {
-    const Node& node = graph_.nodes[static_cast<std::size_t>(i)];
-    for (ValueId v : node.inputs)
-      if (v != kNoValue && data_[static_cast<std::size_t>(v)] == nullptr && graph_.value(v).numel() > 0)
-        fail("graph::Executor::run", describe_node(graph_, i), " reads %", v, " '", graph_.value(v).name,
-             "', which is not bound");
+    const BoundNode& b = bound_[static_cast<std::size_t>(i)];
+    if (b.unbound != kNoValue)
+      fail("graph::Executor::run", describe_node(graph_, i), " reads %", b.unbound, " '", graph_.value(b.unbound).name,
+           "', which is not bound");
     NodeRecord& record = records_[static_cast<std::size_t>(i)];
-    record.backward = node.attrs.backward;
+    record.backward = b.attrs.backward;
+    record.fp16_gemm = false;
+    record.gemm_calls = 0;
+    record.fp16_subnormal_inputs = record.fp16_subnormal_outputs = 0;
     const auto start = std::chrono::steady_clock::now();
     try {
-      BackwardPassGuard guard(node.attrs.backward);
-      run_node_kernel(graph_, node, data_, options_, record);
+      BackwardPassGuard guard(b.attrs.backward);
+      b.def->run(b, record);
     } catch (const Error& e) {
       throw Error(detail::concat("graph: ", describe_node(graph_, i), ": ", e.what()), e.kind());
     }
     record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+}
+
+// Once per graph and after each bind(): every node's operand views (its op's bind), so a run only
+// hands them to the kernels. A node that reads an unbound external value keeps it in `unbound`
+// and fails only when it is run.
+void Executor::bind_nodes() {
+  bound_.assign(graph_.nodes.size(), BoundNode{});
+  for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& node = graph_.nodes[i];
+    BoundNode& b = bound_[i];
+    b.def = &op_def(node.op);
+    b.attrs = node.attrs;
+    b.device = options_.device;
+    b.device_index = options_.device_index;
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && data_[static_cast<std::size_t>(v)] == nullptr && graph_.value(v).numel() > 0) {
+        b.unbound = v;
+        break;
+      }
+    if (b.unbound != kNoValue) continue;
+    try {
+      b.def->bind(b, NodeOperands(graph_, node, data_, options_));
+    } catch (const Error& e) {
+      throw Error(detail::concat("graph: ", describe_node(graph_, static_cast<int>(i)), ": ", e.what()), e.kind());
+    }
+  }
+  bound_stale_ = false;
 }
 
 TensorView Executor::view(ValueId v) const {

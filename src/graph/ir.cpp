@@ -1,6 +1,6 @@
-// The graph IR's containers (graph layer): op names and slot counts, value sizes, Graph's
-// builder primitives and queries. Validation lives in verify.cpp / op_checks.cpp; text forms in
-// dump.cpp.
+// The graph IR's containers (graph layer): value sizes, Graph's builder primitives and queries.
+// What each op is (name, slots, check, gradient, kernel) lives in its definition in
+// src/graph/ops/; validation in verify.cpp; text forms in dump.cpp.
 #include "ampkit/graph/ir.hpp"
 
 #include <algorithm>
@@ -9,54 +9,6 @@
 #include "ampkit/core/error.hpp"
 
 namespace ampkit::graph {
-namespace {
-
-struct OpInfo {
-  std::string_view name;
-  int inputs;
-  int outputs;
-};
-
-constexpr OpInfo kOps[kOpKindCount] = {
-    {"Embedding", 2, 1},
-    {"Linear", 3, 2},
-    {"LayerNorm", 3, 3},
-    {"RMSNorm", 2, 2},
-    {"Gelu", 1, 1},
-    {"Add", 2, 1},
-    {"Attention", 1, 2},
-    {"SoftmaxCrossEntropy", 2, 2},
-    {"Cast", 1, 1},
-    {"Yield", -1, 0},
-    {"EmbeddingBackward", 2, 1},
-    {"LinearBackward", 4, 4},
-    {"LayerNormBackward", 5, 3},
-    {"RMSNormBackward", 4, 2},
-    {"GeluBackward", 2, 1},
-    {"AttentionBackward", 4, 1},
-    {"SoftmaxCrossEntropyBackward", 4, 1},
-};
-
-const OpInfo* info(OpKind op) {
-  const auto i = static_cast<unsigned>(op);
-  return i < static_cast<unsigned>(kOpKindCount) ? &kOps[i] : nullptr;
-}
-
-}  // namespace
-
-std::string_view op_name(OpKind op) {
-  const OpInfo* i = info(op);
-  return i ? i->name : std::string_view("?");
-}
-int op_input_slots(OpKind op) {
-  const OpInfo* i = info(op);
-  return i ? i->inputs : 0;
-}
-int op_output_slots(OpKind op) {
-  const OpInfo* i = info(op);
-  return i ? i->outputs : 0;
-}
-
 std::int64_t Value::numel() const {
   std::int64_t n = 1;
   for (std::int64_t d : shape) n *= d;
@@ -100,12 +52,6 @@ std::vector<int> Graph::consumers(ValueId id) const {
     if (std::find(nodes[i].inputs.begin(), nodes[i].inputs.end(), id) != nodes[i].inputs.end())
       out.push_back(static_cast<int>(i));
   return out;
-}
-
-int Graph::yield_index() const {
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i].op == OpKind::Yield) return static_cast<int>(i);
-  return -1;
 }
 
 std::vector<bool> Graph::used_values() const {

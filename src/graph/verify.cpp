@@ -1,12 +1,12 @@
 // The graph verifier (graph layer): structure and definedness first (so every later check may
-// look values up freely), then each node's signature (op_checks.cpp), then the backward-tag
+// look values up freely), then each node's signature (its op definition's check, src/graph/ops/), then the backward-tag
 // invariant. Called by the builder, autodiff, every pass and the executor's planner.
 #include "ampkit/graph/verify.hpp"
 
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "graph/op_checks.hpp"
+#include "graph/ops/op_def.hpp"
 
 namespace ampkit::graph {
 namespace {
@@ -54,7 +54,6 @@ void verify(const Graph& g, const VerifyOptions& options) {
     const ValueKind k = g.values[v].kind;
     if (producer[v] < 0 && k != ValueKind::intermediate) defined[v] = true;
   }
-  int yields = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const int index = static_cast<int>(i);
@@ -65,7 +64,6 @@ void verify(const Graph& g, const VerifyOptions& options) {
       node_fail(g, index, "expected ", want_in, " input slots, but got ", n.inputs.size());
     if (static_cast<int>(n.outputs.size()) != want_out)
       node_fail(g, index, "expected ", want_out, " output slots, but got ", n.outputs.size());
-    if (n.op == OpKind::Yield && ++yields > 1) node_fail(g, index, "a graph has at most one Yield");
     for (std::size_t s = 0; s < n.inputs.size(); ++s) {
       const ValueId v = n.inputs[s];
       if (v == kNoValue) continue;

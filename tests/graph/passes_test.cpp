@@ -222,6 +222,43 @@ Built mlp3(DType compute) {
   return b;
 }
 
+TEST(GraphPasses, PipelineReportsEachPassInOrderAndNamesAPassThatBreaksTheGraph) {
+  Built b = mlp3(DType::f32);
+  build_backward(b.g, b.loss);
+  const int before = static_cast<int>(b.g.nodes.size());
+  const std::vector<PassReport> reports = run_passes(b.g);
+  const std::vector<std::string> want{"tag_backward",    "fuse_linear_gelu",     "fuse_dgelu_bgrad",
+                                      "eliminate_casts", "eliminate_dead_nodes", "trim_yield"};
+  ASSERT_EQ(reports.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(reports[i].name, want[i]);
+    if (i > 0) {
+      EXPECT_EQ(reports[i].nodes_before, reports[i - 1].nodes_after);
+    }
+  }
+  EXPECT_EQ(reports.front().nodes_before, before);
+  EXPECT_EQ(reports.back().nodes_after, static_cast<int>(b.g.nodes.size()));
+  EXPECT_EQ(reports[1].changes, 2);  // both GELU Linears fused
+  EXPECT_EQ(reports[1].nodes_after, reports[1].nodes_before - 2);
+  const std::string text = pass_report_text(reports);
+  EXPECT_NE(text.find("fuse_linear_gelu: 2 changes, nodes "), std::string::npos) << text;
+  EXPECT_EQ(default_passes({.fuse = false}).size(), want.size() - 2);
+
+  // A user pass that drops the backward tag: the verifier after it names the pass and the node.
+  const std::vector<Pass> broken{{"untag_last", [](Graph& g) {
+                                    g.nodes.back().attrs.backward = false;
+                                    return 1;
+                                  }}};
+  try {
+    run_pipeline(b.g, broken);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("graph pass 'untag_last': graph: node "), std::string::npos) << what;
+    EXPECT_NE(what.find("lacks the backward tag"), std::string::npos) << what;
+  }
+}
+
 TEST(GraphPasses, FusedAndUnfusedGraphsAgree) {
   for (DType compute : {DType::f32, DType::bf16}) {
     const auto seed = ampkit::testing::fresh_seed();

@@ -18,6 +18,8 @@
 
 namespace ampkit::graph {
 
+struct BoundNode;  // a node's operand views, built once (internal: src/graph/ops/bound_node.hpp)
+
 inline constexpr std::int64_t kArenaAlignment = 64;
 
 /// Where each value lives. Values that no node produces (inputs, parameters, gradient seeds) are
@@ -75,7 +77,9 @@ class Executor {
   /// value.
   void bind(ValueId v, const void* data);
 
-  /// Runs nodes [begin, end) in order (all by default). The forward part alone is
+  /// Runs nodes [begin, end) in order (all by default). The first run after construction or a
+  /// bind() builds every node's operand views once; later runs only call the kernels (whose
+  /// front ends still choose the kernel at each call, under the ISA cap in force then). The forward part alone is
   /// run(0, graph().yield_index()). Throws ampkit::Error naming the node when an external value
   /// it reads is unbound or a kernel rejects its operands (an id out of range, say).
   /// Allocates nothing once every kernel's scratch has grown (after the first run).
@@ -106,6 +110,9 @@ class Executor {
   std::vector<void*> data_;     // per value
   std::vector<bool> external_;  // per value: bound by the caller
   std::vector<NodeRecord> records_;
+  std::vector<BoundNode> bound_;  // per node; rebuilt on the first run after a bind()
+  bool bound_stale_ = true;
+  void bind_nodes();
 };
 
 }  // namespace ampkit::graph

@@ -7,7 +7,7 @@
 // D: -> (dx, dW1). G is removed. Called by run_passes and tests.
 #include "ampkit/core/error.hpp"
 #include "ampkit/graph/passes.hpp"
-#include "graph/op_checks.hpp"
+#include "graph/ops/op_def.hpp"
 #include "graph/passes/rewrite.hpp"
 
 namespace ampkit::graph {

@@ -4,7 +4,7 @@
 // reads the pre-activation) needs no change. Called by run_passes and tests.
 #include "ampkit/core/error.hpp"
 #include "ampkit/graph/passes.hpp"
-#include "graph/op_checks.hpp"
+#include "graph/ops/op_def.hpp"
 #include "graph/passes/rewrite.hpp"
 
 namespace ampkit::graph {

@@ -1,0 +1,73 @@
+// The embedding ops (graph layer): Embedding (ids i32, table [V, D]) -> (y [ids..., D]) and
+// EmbeddingBackward (ids, dy) -> (dtable [V, D]) — the builder's inference, the checks, the
+// gradient rule and the kernel binding (ampkit/ops/embedding.hpp).
+#include "ampkit/ops/embedding.hpp"
+#include "ampkit/graph/builder.hpp"
+#include "graph/ops/op_def.hpp"
+
+namespace ampkit::graph {
+
+ValueId Builder::embedding(ValueId ids, ValueId table, const std::string& name) {
+  std::vector<std::int64_t> shape = value(ids).shape;
+  const std::vector<std::int64_t> t = value(table).shape;
+  shape.push_back(t.size() == 2 ? t[1] : 0);
+  const ValueId y = intermediate(name + ".y", options_.compute, std::move(shape));
+  append(OpKind::Embedding, name, {ids, table}, {y});
+  return y;
+}
+
+namespace {
+
+void check_forward(const OpCheck& c) {
+  const Value* ids = c.in(0, "ids", true);
+  const Value* table = c.in(1, "table", true);
+  const Value* y = c.out(0, "y", true);
+  c.dtype(ids, "ids", DType::i32);
+  c.rank_at_least(ids, "ids", 1);
+  c.floating(table, "table");
+  c.rank(table, "table", 2);
+  c.floating(y, "y");
+  c.shape(y, "y", with_last(ids->shape, table->shape[1]));
+}
+
+void check_backward(const OpCheck& c) {
+  const Value* ids = c.in(0, "ids", true);
+  const Value* dy = c.in(1, "dy", true);
+  const Value* dtable = c.out(0, "dtable", true);
+  c.dtype(ids, "ids", DType::i32);
+  c.rank_at_least(ids, "ids", 1);
+  c.floating(dy, "dy");
+  c.floating(dtable, "dtable");
+  c.rank(dtable, "dtable", 2);
+  c.shape(dy, "dy", with_last(ids->shape, dtable->shape[1]));
+}
+
+void differentiate(GradientContext& d, const Node& n, int) {
+  const ValueId dy = d.grad(n.outputs[0]);
+  if (dy == kNoValue || !d.needs(n.inputs[1])) return;
+  d.emit(OpKind::EmbeddingBackward, n.name + ".bwd", {n.inputs[0], dy}, {d.grad_slot(n.inputs[1])});
+}
+
+// views: ids flat, table, y [rows, D]
+void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0), o.in(1), o.out_2d(0)}; }
+void run_forward(const BoundNode& b, NodeRecord&) { embedding_forward(b.views[0], b.views[1], b.views[2]); }
+
+// views: ids flat, dy [rows, D], dtable
+void bind_backward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0), o.in_2d(1), o.out(0)}; }
+void run_backward(const BoundNode& b, NodeRecord&) { embedding_backward(b.views[0], b.views[1], b.views[2], false); }
+
+}  // namespace
+
+const OpDef kEmbeddingOp{OpKind::Embedding, "Embedding",  2,           1,      check_forward,
+                         differentiate,     bind_forward, run_forward, nullptr};
+const OpDef kEmbeddingBackwardOp{OpKind::EmbeddingBackward,
+                                 "EmbeddingBackward",
+                                 2,
+                                 1,
+                                 check_backward,
+                                 nullptr,
+                                 bind_backward,
+                                 run_backward,
+                                 nullptr};
+
+}  // namespace ampkit::graph

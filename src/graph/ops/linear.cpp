@@ -1,0 +1,186 @@
+// The linear ops (graph layer): Linear (x [..., in], w [out, in], b? [out]) -> (y, aux?) with the
+// fused GELU epilogue, and LinearBackward (dy, x, w, below_aux?) -> (dx?, dw?, db?, below_db?)
+// with DGELU(_BGRAD) for the layer below — the builder's inference, the checks, the gradient
+// rule, the binding to the view-based Linear (ampkit/layers/linear.hpp) and the dump text. GEMM
+// nodes resolve their fp16 mode at each run, on the calling thread, inside the executor's
+// BackwardPassGuard for tagged nodes (DESIGN.md section 5).
+#include "ampkit/layers/linear.hpp"
+#include "ampkit/graph/builder.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
+#include "graph/ops/op_def.hpp"
+
+namespace ampkit::graph {
+
+ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name, bool gelu, GeluVariant variant,
+                        ValueId* aux) {
+  const ValueId wc = compute_copy(w);
+  const std::vector<std::int64_t> ws = value(wc).shape;
+  std::vector<std::int64_t> shape = lead(value(x).shape);
+  shape.push_back(ws.size() == 2 ? ws[0] : 0);
+  const ValueId y = intermediate(name + ".y", options_.compute, shape);
+  ValueId a = kNoValue;
+  if (gelu) a = intermediate(name + ".pre", options_.compute, shape);
+  Attributes attrs;
+  attrs.gelu = gelu;
+  attrs.gelu_variant = variant;
+  append(OpKind::Linear, name, {x, wc, b}, {y, a}, attrs);
+  if (aux) *aux = a;
+  return y;
+}
+
+namespace {
+
+void check_forward(const OpCheck& c) {
+  const Value* x = c.in(0, "x", true);
+  const Value* w = c.in(1, "w", true);
+  const Value* b = c.in(2, "b", false);
+  const Value* y = c.out(0, "y", true);
+  const Value* aux = c.out(1, "aux", false);
+  c.floating(x, "x");
+  c.floating(w, "w");
+  c.floating(y, "y");
+  c.rank_at_least(x, "x", 1);
+  c.rank(w, "w", 2);
+  c.shape(w, "w", {w->shape[0], x->shape.back()});
+  c.shape(y, "y", with_last(lead(x->shape), w->shape[0]));
+  c.floating(b, "b");
+  c.shape(b, "b", {w->shape[0]});
+  c.dtype_or_f32(b, "b", y, "y");
+  if (aux && !c.node().attrs.gelu) c.fail("aux (%", aux->id, ") is only produced with gelu");
+  c.floating(aux, "aux");
+  c.shape(aux, "aux", y->shape);
+  c.dtype_or_f32(aux, "aux", y, "y");
+  c.gelu_variant(c.node().attrs.gelu);
+}
+
+void check_backward(const OpCheck& c) {
+  const auto& a = c.node().attrs;
+  const Value* dy = c.in(0, "dy", true);
+  const Value* x = c.in(1, "x", true);
+  const Value* w = c.in(2, "w", true);
+  const Value* below_aux = c.in(3, "below_aux", false);
+  const Value* dx = c.out(0, "dx", false);
+  const Value* dw = c.out(1, "dw", false);
+  const Value* db = c.out(2, "db", false);
+  const Value* below_db = c.out(3, "below_db", false);
+  for (auto [v, name] :
+       {std::pair{dy, "dy"}, std::pair{x, "x"}, std::pair{w, "w"}, std::pair{dx, "dx"}, std::pair{dw, "dw"},
+        std::pair{db, "db"}, std::pair{below_aux, "below_aux"}, std::pair{below_db, "below_db"}})
+    c.floating(v, name);
+  c.rank_at_least(dy, "dy", 1);
+  c.rank(w, "w", 2);
+  const std::int64_t out = dy->shape.back(), in = w->shape[1];
+  c.shape(w, "w", {out, in});
+  c.shape(x, "x", with_last(lead(dy->shape), in));
+  c.shape(dx, "dx", x->shape);
+  c.shape(dw, "dw", w->shape);
+  c.shape(db, "db", {out});
+  if (dw) c.dtype_or_f32(db, "db", dw, "dw");
+  if (!dx && !dw && !db) c.fail("computes nothing: dx, dw and db are all absent");
+  if (a.below_gelu) {
+    if (!dx) c.fail("below_gelu needs the output dx");
+    if (!below_aux) c.fail("below_gelu needs the input below_aux");
+    c.gelu_variant(true);
+  } else {
+    if (below_aux) c.fail("below_aux (%", below_aux->id, ") is only read with below_gelu");
+    if (below_db) c.fail("below_db (%", below_db->id, ") is only produced with below_gelu");
+  }
+  c.shape(below_aux, "below_aux", x->shape);
+  c.dtype_or_f32(below_aux, "below_aux", dx, "dx");
+  c.shape(below_db, "below_db", {in});
+  c.dtype_or_f32(below_db, "below_db", dx, "dx");
+}
+
+// A GELU Linear first takes the GELU's derivative (GeluBackward of the aux), then the GEMMs.
+void differentiate(GradientContext& d, const Node& n, int index) {
+  ValueId dy = d.grad(n.outputs[0]);
+  if (dy == kNoValue) return;
+  if (n.attrs.gelu) {
+    if (n.outputs[1] == kNoValue) d.fail_node(index, "a GELU Linear needs its aux output for the backward");
+    const ValueId dpre = d.new_grad(n.outputs[1]);
+    Attributes a;
+    a.gelu_variant = n.attrs.gelu_variant;
+    d.emit(OpKind::GeluBackward, n.name + ".gelu.bwd", {n.outputs[1], dy}, {dpre}, a);
+    dy = dpre;
+  }
+  const ValueId dx = d.grad_slot(n.inputs[0]), dw = d.grad_slot(n.inputs[1]), db = d.grad_slot(n.inputs[2]);
+  if (dx == kNoValue && dw == kNoValue && db == kNoValue) return;
+  d.emit(OpKind::LinearBackward, n.name + ".bwd", {dy, n.inputs[0], n.inputs[1], kNoValue}, {dx, dw, db, kNoValue});
+}
+
+// The fp16 mode for a GEMM node whose GEMM operands have the given dtypes.
+Fp16Mode resolve_mode(std::initializer_list<DType> operands, NodeRecord& record) {
+  record.fp16_gemm = false;
+  for (DType t : operands)
+    if (t == DType::f16) record.fp16_gemm = true;
+  record.fp16_mode = record.fp16_gemm ? gemm_fp16_mode() : Fp16Mode::exact;
+  return record.fp16_mode;
+}
+
+// The node's GEMMs into its record and the process-wide fp16 counters.
+void add_gemm_reports(const LinearReport& report, NodeRecord& record) {
+  record.gemm_calls = report.gemm_count;
+  for (int i = 0; i < report.gemm_count; ++i) {
+    const GemmReport& r = report.gemms[i];
+    record.fp16_subnormal_inputs += r.fp16_subnormal_inputs;
+    record.fp16_subnormal_outputs += r.fp16_subnormal_outputs;
+    add_fp16_gemm_report(r);
+  }
+}
+
+// views: x, w, bias, y, aux
+void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in(0), o.in(1), o.in(2), o.out(0), o.out(1)}; }
+
+void run_forward(const BoundNode& b, NodeRecord& record) {
+  LinearForwardArgs args;
+  args.x = b.views[0];
+  args.w = b.views[1];
+  args.bias = b.views[2];
+  args.y = b.views[3];
+  args.aux = b.views[4];
+  args.gelu = b.attrs.gelu;
+  args.gelu_variant = b.attrs.gelu_variant;
+  args.fp16_mode = resolve_mode({args.x.dtype, args.w.dtype}, record);
+  LinearReport report;
+  linear_forward(args, &report);
+  add_gemm_reports(report, record);
+}
+
+// views: dy, x, w, below_aux, dx, dw, db, below_db
+void bind_backward(BoundNode& b, const NodeOperands& o) {
+  b.views = {o.in(0), o.in(1), o.in(2), o.in(3), o.out(0), o.out(1), o.out(2), o.out(3)};
+}
+
+void run_backward(const BoundNode& b, NodeRecord& record) {
+  LinearBackwardArgs args;
+  args.dy = b.views[0];
+  args.x = b.views[1];
+  args.w = b.views[2];
+  args.below_aux = b.views[3];
+  args.dx = b.views[4];
+  args.dw = b.views[5];
+  args.db = b.views[6];
+  args.below_db = b.views[7];
+  args.below_gelu = b.attrs.below_gelu;
+  args.below_gelu_variant = b.attrs.gelu_variant;
+  args.fp16_mode = resolve_mode({args.dy.dtype, args.x.dtype, args.w.dtype}, record);
+  LinearReport report;
+  linear_backward(args, &report);
+  add_gemm_reports(report, record);
+}
+
+void attrs_forward(const Attributes& a, std::ostream& o) {
+  if (a.gelu) o << " gelu=" << gelu_variant_text(a.gelu_variant);
+}
+void attrs_backward(const Attributes& a, std::ostream& o) {
+  if (a.below_gelu) o << " below_gelu=" << gelu_variant_text(a.gelu_variant);
+}
+
+}  // namespace
+
+const OpDef kLinearOp{OpKind::Linear, "Linear",     3, 2, check_forward, differentiate, bind_forward,
+                      run_forward,    attrs_forward};
+const OpDef kLinearBackwardOp{OpKind::LinearBackward, "LinearBackward", 4, 4, check_backward, nullptr, bind_backward,
+                              run_backward,           attrs_backward};
+
+}  // namespace ampkit::graph
