@@ -18,12 +18,12 @@
 
 #include "ampkit/core/threading.hpp"
 #include "ampkit/train/trainer.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 namespace ampkit::tools {
 namespace {
@@ -99,8 +99,8 @@ std::vector<std::string> peer_options(const TrainShape& s) {
 }
 
 // The fields every --json line of a run starts with.
-bench::JsonLine json_head(const std::string& precision, int threads, const TrainShape& s) {
-  bench::JsonLine line;
+tools::JsonLine json_head(const std::string& precision, int threads, const TrainShape& s) {
+  tools::JsonLine line;
   line.add("bench", "train").add("precision", precision).add("threads", threads);
   line.add("device", s.cuda ? "cuda" : "cpu").add("width", s.width).add("depth", s.depth).add("heads", s.heads);
   line.add("context", s.context).add("batch", s.batch);
@@ -112,7 +112,7 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
   const DType compute = precision == "fp32" ? DType::f32 : precision == "fp16" ? DType::f16 : DType::bf16;
   const Measured fused = measure(compute, true, steps, shape), unfused = measure(compute, false, steps, shape);
   for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", label);
     line.add("step_ms", 1e3 * m.step_s).add("nodes_ms", 1e3 * m.nodes_s).add("rest_ms", 1e3 * (m.step_s - m.nodes_s));
     line.add("tokens_per_s", shape.tokens() / m.step_s)
@@ -123,7 +123,7 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
     std::string why;
     const std::optional<bench::TorchStep> torch =
         bench::run_torch_train_peer(precision, threads, steps, peer_options(shape), why);
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", "pytorch");
     if (torch)
       line.add("step_ms", torch->step_ms)
@@ -134,7 +134,7 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
     std::printf("%s\n", line.str().c_str());
   }
   for (const auto& [op, secs] : fused.per_kind_s) {
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", "fused");
     line.add("node_kind", op).add("ms", 1e3 * secs).add("share", secs / fused.nodes_s);
     std::printf("%s\n", line.str().c_str());

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/model.hpp"
-#include "tools/ampkit/train/progress.hpp"
 
 #if __has_include("ampkit/train/trainer.hpp")
 #include "ampkit/train/trainer.hpp"
