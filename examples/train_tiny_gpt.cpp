@@ -6,18 +6,18 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/graph/trainer.hpp"
+#include "ampkit/train/trainer.hpp"
 
 int main() try {
   using namespace ampkit;
-  graph::GptConfig model;  // token + position embedding, pre-norm blocks, LayerNorm, head
+  train::GptConfig model;  // token + position embedding, pre-norm blocks, LayerNorm, head
   model.vocab = 16, model.seq_len = 32, model.dim = 32, model.heads = 2, model.layers = 2;
-  graph::TrainerConfig config;
+  train::TrainerConfig config;
   config.batch = 8;
   config.compute = DType::bf16;  // bf16 activations and GEMMs, fp32 master weights
   config.optimizer.lr = 3e-3f;
   config.clip_norm = 1.0f;
-  graph::Trainer trainer = graph::Trainer::gpt(model, config);
+  train::Trainer trainer = train::Trainer::gpt(model, config);
 
   // Row r is the sequence r, r+1, r+2, ... (mod 16); the target of each token is the next one.
   std::vector<std::int32_t> tokens, targets;
@@ -28,7 +28,7 @@ int main() try {
     }
   double first = 0.0, last = 0.0;
   for (int step = 1; step <= 30; ++step) {
-    const graph::StepResult r = trainer.step(tokens, targets);
+    const train::StepResult r = trainer.step(tokens, targets);
     if (step == 1) first = r.loss;
     last = r.loss;
     if (step % 10 == 0) std::printf("step %2d  loss %.4f\n", step, r.loss);

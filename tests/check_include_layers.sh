@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when an #include crosses the layering of docs/DESIGN.md §1 the wrong way, so the include
 # graph only points down: core <- device/ops <- cpu kernels; numerics, layers <- ops; graph above
-# them; tools <- public headers only. Usage: check_include_layers.sh <repository root>
+# them; train (trainer, models, checkpoints, data) above graph; tools <- public headers only.
+# Usage: check_include_layers.sh <repository root>
 set -u
 root=${1:?usage: check_include_layers.sh ROOT}
 cd "$root" || exit 2
@@ -39,7 +40,8 @@ check include/ampkit/device/   "^${pub_low}|^ampkit/ops/(gemm|kernel_info)\.hpp$
 check include/ampkit/ops/      "^${pub_ops}"
 check include/ampkit/numerics/ "^ampkit/(core|device|ops|numerics)/"
 check include/ampkit/layers/   "^ampkit/(core|device|ops|numerics|layers)/"
-check include/ampkit/graph/    "^${pub_all}"
+check include/ampkit/graph/    "^ampkit/(core|device|ops|numerics|layers|graph)/"
+check include/ampkit/train/    "^${pub_all}"
 check src/core/                "^(${pub_core}|core/)"
 check src/ops/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/)"
 check src/cpu/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/|cpu/)"
@@ -47,7 +49,8 @@ check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
 check src/no_cuda/             "^(${pub_all}|core/|ops/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
 check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
-check src/graph/               "^(${pub_all}|core/|graph/)"
+check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/)"
+check src/train/               "^(${pub_all}|core/|train/)"
 check tools/                   "^(${pub_all}|tools/)"
 
 echo "checked the includes of $checked files"

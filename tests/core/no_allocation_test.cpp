@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <new>
 
-#include "ampkit/graph/trainer.hpp"
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "ampkit/train/trainer.hpp"
 #include "support/test_support.hpp"
 
 // ThreadSanitizer's runtime defines the global operator new/delete itself (clang links it
@@ -226,11 +226,11 @@ TEST(NoAllocation, TrainerStep) {
   AMPKIT_SKIP_UNDER_TSAN();
   // The GEMM reference (AMPKIT_ISA=ref) keeps its operands in fresh double vectors.
   if (active_isa() == Isa::ref) GTEST_SKIP() << "the GEMM reference allocates by design";
-  graph::GptConfig model;
+  train::GptConfig model;
   model.vocab = 17, model.seq_len = 8, model.dim = 16, model.heads = 2, model.layers = 1;
-  graph::TrainerConfig config;
+  train::TrainerConfig config;
   config.batch = 2, config.compute = DType::bf16, config.clip_norm = 1.0f, config.seed = 1;
-  graph::Trainer trainer = graph::Trainer::gpt(model, config);
+  train::Trainer trainer = train::Trainer::gpt(model, config);
   std::vector<std::int32_t> tokens(16), targets(16);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     tokens[i] = static_cast<std::int32_t>(i % 17), targets[i] = static_cast<std::int32_t>((i * 5) % 17);

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/graph/trainer.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "ampkit/train/trainer.hpp"
 #include "cuda_test_support.hpp"
 
 namespace ampkit::cuda_test {
 namespace {
 
-graph::GptConfig tiny_gpt() {
-  graph::GptConfig c;
+train::GptConfig tiny_gpt() {
+  train::GptConfig c;
   c.vocab = 7;
   c.seq_len = 4;
   c.dim = 8;
@@ -40,19 +40,19 @@ struct Run {
 // where the two devices could skip different steps.
 Run train(Device device, DType compute, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const graph::GptConfig c = tiny_gpt();
-  graph::TrainerConfig tc;
+  const train::GptConfig c = tiny_gpt();
+  train::TrainerConfig tc;
   tc.batch = 3;
   tc.compute = compute;
-  tc.optimizer.kind = graph::OptimizerKind::sgd;
+  tc.optimizer.kind = train::OptimizerKind::sgd;
   tc.optimizer.lr = 0.03f;
   tc.optimizer.momentum = 0.9f;
   tc.optimizer.weight_decay = 0.1f;
   tc.seed = rng();
   tc.loss_scale.initial_scale = 256.0f;
   tc.device = device;
-  graph::Trainer t = graph::Trainer::gpt(c, tc);
-  for (const graph::NamedTensor& n : t.tensors()) {
+  train::Trainer t = train::Trainer::gpt(c, tc);
+  for (const train::NamedTensor& n : t.tensors()) {
     if (n.name.find(':') != std::string::npos || n.name.ends_with(".g") || n.name.ends_with(".b")) continue;
     std::vector<float> v(n.data, n.data + n.numel());
     for (float& x : v) x *= 20.0f;
@@ -64,11 +64,11 @@ Run train(Device device, DType compute, std::uint64_t seed) {
     std::vector<std::int32_t> ids(12), y(12);
     for (auto& x : ids) x = id(rng);
     for (auto& x : y) x = id(rng);
-    const graph::StepResult r = t.step(ids, y);
+    const train::StepResult r = t.step(ids, y);
     run.loss.push_back(r.loss);
     run.grad_norm.push_back(r.grad_norm);
   }
-  for (const graph::NamedTensor& n : t.tensors())
+  for (const train::NamedTensor& n : t.tensors())
     if (n.name.find(':') == std::string::npos) run.params.insert(run.params.end(), n.data, n.data + n.numel());
   return run;
 }
@@ -130,17 +130,17 @@ TEST(CudaTrainer, F16Mi200PolicyFollowsTheCpu) {
 
 TEST(CudaTrainer, WithoutAGpuTheTrainerSaysWhy) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a usable GPU";
-  graph::TrainerConfig tc;
+  train::TrainerConfig tc;
   tc.device = Device::cuda;
   std::string message;
   ErrorKind kind = ErrorKind::invalid_argument;
   try {
-    graph::Trainer::gpt(tiny_gpt(), tc);
+    train::Trainer::gpt(tiny_gpt(), tc);
   } catch (const Error& e) {
     message = e.what();
     kind = e.kind();
   }
-  EXPECT_TRUE(message.find("graph::Trainer: device is cuda, but ") != std::string::npos &&
+  EXPECT_TRUE(message.find("train::Trainer: device is cuda, but ") != std::string::npos &&
               kind == ErrorKind::unsupported)
       << message;
 }

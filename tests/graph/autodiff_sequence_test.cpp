@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ampkit/graph/builder.hpp"
-#include "ampkit/graph/modules.hpp"
+#include "ampkit/train/models.hpp"
 #include "graph/graph_test_support.hpp"
 
 namespace ampkit::graph {
@@ -56,16 +56,16 @@ TEST(GraphAutodiffSequence, CausalAttentionOnPackedQkv) {
 
 // The whole GPT of modules.hpp (one block, fused), every parameter element.
 TEST(GraphAutodiffSequence, TinyGptEveryParameter) {
-  GptConfig c;
+  train::GptConfig c;
   c.vocab = 5;
   c.seq_len = 3;
   c.dim = 4;
   c.heads = 2;
   c.layers = 1;
   c.mlp_hidden = 6;
-  ModelGraph m = build_gpt(c, 2, DType::f32);
+  train::ModelGraph m = train::build_gpt(c, 2, DType::f32);
   std::vector<ValueId> params;
-  for (const ParameterInit& p : m.parameters) params.push_back(p.value);
+  for (const train::ParameterInit& p : m.parameters) params.push_back(p.value);
   const auto seed = ampkit::testing::fresh_seed();
   SCOPED_TRACE(seed);
   TrainGraph t(m.graph, m.loss, {}, {});

@@ -2,10 +2,10 @@
 // statistics, measure()'s repetition rules and clocks, aligned buffers, the memory check, norm
 // shape limits, the copy and read ceilings' footprints and refusals.
 #include "tools/ampkit/bench/copy_ceiling.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/norm_case.hpp"
 #include "tools/ampkit/bench/timing.hpp"
+#include "tools/ampkit/common/json_line.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <regex>
 #include <string>
 
-#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools {
 namespace {
@@ -130,7 +130,8 @@ const Invocation kInvocations[] = {
     {"", "check kernels --quick --isa ref", 0, ""},
     {"", "bench train --steps 0", 2, "ampkit bench train: error: --steps .*"},
     {"", "bench train --precision fp8", 2, "ampkit bench train: error: --precision .*"},
-    {"", "bench train --width 65 --heads 2", 2, "ampkit bench train: error: --width 65 must be a multiple of --heads 2.*"},
+    {"", "bench train --width 65 --heads 2", 2,
+     "ampkit bench train: error: --width 65 must be a multiple of --heads 2.*"},
     {"", "bench train --device tpu", 2, "ampkit bench train: error: --device .*"},
 };
 
@@ -179,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(Table, CliInvocation, testing::ValuesIn(kInvocations), 
 // refused up front (exit 1), not skipped into an empty run.
 TEST(CliInvocationMemory, NormShapeBeyondMemoryIsRefused) {
   const double need = 4.0 * 4.0 * static_cast<double>(std::int64_t{1} << 36);
-  if (static_cast<double>(bench::available_memory_bytes()) > need) GTEST_SKIP() << "this machine has 1 TiB free";
+  if (static_cast<double>(tools::available_memory_bytes()) > need) GTEST_SKIP() << "this machine has 1 TiB free";
   const Outcome o = run_ampkit({"", "bench norm --shapes 65536x1048576 --dtype f32", 1, ""});
   EXPECT_EQ(o.exit_code, 1) << o.stderr_first_line;
   EXPECT_TRUE(std::regex_match(o.stderr_first_line,

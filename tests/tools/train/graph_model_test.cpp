@@ -1,9 +1,9 @@
 // Tests of `ampkit train` on the real model (tools/ampkit/train/graph_model.cpp over
-// ampkit::graph::Trainer): the loop learns, a checkpoint holds exactly the model's tensors, a
+// ampkit::train::Trainer): the loop learns, a checkpoint holds exactly the model's tensors, a
 // resumed run ends with the same bits as the uninterrupted one in fp32, bf16 and fp16 (dynamic
 // loss scaling), and a checkpoint of another shape is refused. Compiled where the build has the
-// training-graph runtime (ampkit/graph/trainer.hpp).
-#if __has_include("ampkit/graph/trainer.hpp")
+// training-graph runtime (ampkit/train/trainer.hpp).
+#if __has_include("ampkit/train/trainer.hpp")
 
 #include <gtest/gtest.h>
 
@@ -131,4 +131,4 @@ TEST(GraphModel, MlpTrainsAndSamples) {
 }  // namespace
 }  // namespace ampkit::tools::train
 
-#endif  // __has_include("ampkit/graph/trainer.hpp")
+#endif  // __has_include("ampkit/train/trainer.hpp")

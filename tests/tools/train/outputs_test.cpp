@@ -11,8 +11,8 @@
 
 #include "ampkit/core/error.hpp"
 #include "tests/tools/train/train_test_support.hpp"
+#include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/loss_plot.hpp"
-#include "tools/ampkit/train/progress.hpp"
 #include "tools/ampkit/train/sampler.hpp"
 
 namespace ampkit::tools::train {

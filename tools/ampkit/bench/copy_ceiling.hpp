@@ -10,8 +10,8 @@
 #include <map>
 #include <utility>
 
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/timing.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools::bench {
 

@@ -17,8 +17,8 @@
 #include "tools/ampkit/bench/gemm_case.hpp"
 #include "tools/ampkit/bench/gemm_peer_phases.hpp"
 #include "tools/ampkit/bench/gemm_rows.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools {
 namespace {
@@ -38,7 +38,8 @@ struct GemmPlan {
 std::optional<GemmPlan> parse_plan(const Args& args) {
   CommonOptions common;
   std::optional<std::string> shapes, dtypes, epilogues, op, peers, clock;
-  cli::OptionParser parser("bench gemm", "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS, oneDNN and PyTorch.");
+  cli::OptionParser parser("bench gemm",
+                           "GFLOP/s of ampkit::gemm vs the machine's peaks, OpenBLAS, oneDNN and PyTorch.");
   parser
       .text("--shapes", "MxNxK,...", &shapes,
             "each dim in [1, 2^20]; default 4096x4096x1024,4096x1024x4096,2048x3072x768,\n"
@@ -231,9 +232,10 @@ int run_bench_gemm(const Args& given) {
   if (std::any_of(plan->shapes.begin(), plan->shapes.end(), memory_bound)) {
     copy.emplace(*std::max_element(plan->settings.threads.begin(), plan->settings.threads.end()),
                  plan->settings.measure);
-    notes.push_back("GB/s = bytes moved (operands read once, outputs written once) / median time; xcopy = that / "
-                    "the copy bandwidth (read + write bytes) at the same footprint, xread = that / the read-only "
-                    "bandwidth of as many bytes; same threads, this run (min(m, n) <= 16 only)");
+    notes.push_back(
+        "GB/s = bytes moved (operands read once, outputs written once) / median time; xcopy = that / "
+        "the copy bandwidth (read + write bytes) at the same footprint, xread = that / the read-only "
+        "bandwidth of as many bytes; same threads, this run (min(m, n) <= 16 only)");
   }
   std::vector<BenchRow> rows = measure_cases(*plan, buffers, notes, copy ? &*copy : nullptr);
   // Phases 2 to 4: the peers (OpenBLAS child process, oneDNN, PyTorch child process), then the report.

@@ -4,9 +4,9 @@
 
 #include <cstdio>
 
-#include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/machine.hpp"
 #include "tools/ampkit/bench/peak.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 namespace ampkit::tools::bench {
 
@@ -97,9 +97,9 @@ void print_table(const std::vector<BenchRow>& rows, const Peaks& peaks, const st
     std::printf("\n");
   }
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %6s %6s %6s %8s %6s %8s %6s %8s %6s  %s\n", "pass",
-              "m,n,k", "dtype", "epilogue", "thr", "ms", "GFLOP/s", "%peak", "GB/s", "xcopy", "xread", "OpenBLAS", "x",
-              "oneDNN", "x", "PyTorch", "x", "kernel");
+  std::printf("%-12s %-18s %-10s %-14s %3s %9s %8s %6s %6s %6s %6s %8s %6s %8s %6s %8s %6s  %s\n", "pass", "m,n,k",
+              "dtype", "epilogue", "thr", "ms", "GFLOP/s", "%peak", "GB/s", "xcopy", "xread", "OpenBLAS", "x", "oneDNN",
+              "x", "PyTorch", "x", "kernel");
   for (const BenchRow& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof(shape), "%lld,%lld,%lld", static_cast<long long>(r.shape.m),

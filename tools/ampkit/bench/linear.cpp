@@ -16,8 +16,8 @@
 #include "tools/ampkit/bench/gemm_case.hpp"
 #include "tools/ampkit/bench/gemm_peer_phases.hpp"
 #include "tools/ampkit/bench/gemm_rows.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools {
 namespace {

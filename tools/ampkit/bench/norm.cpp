@@ -21,13 +21,13 @@
 #include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/fill.hpp"
 #include "tools/ampkit/bench/machine.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/norm_case.hpp"
 #include "tools/ampkit/bench/norm_report.hpp"
 #include "tools/ampkit/bench/options.hpp"
 #include "tools/ampkit/bench/peers/onednn_norm.hpp"
 #include "tools/ampkit/bench/peers/torch_norm_peer.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools {
 namespace {

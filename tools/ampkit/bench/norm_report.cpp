@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "ampkit/device/cpu.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 namespace ampkit::tools::bench {
 
@@ -68,9 +68,10 @@ void print_norm_table_row(const NormRow& r) {
 
 void print_norm_torch(const std::vector<NormRow>& rows, const std::string& version, bool json) {
   if (!json)
-    std::printf("\nPyTorch %s (bench/torch_norm_cpu.py, own process, same threads); ratio = PyTorch time / ampkit "
-                "time (> 1: ampkit faster):\n%-10s %-8s %-16s %-9s %3s %10s %10s %7s\n",
-                version.c_str(), "op", "pass", "shape", "dtype", "thr", "ampkit", "PyTorch", "ratio");
+    std::printf(
+        "\nPyTorch %s (bench/torch_norm_cpu.py, own process, same threads); ratio = PyTorch time / ampkit "
+        "time (> 1: ampkit faster):\n%-10s %-8s %-16s %-9s %3s %10s %10s %7s\n",
+        version.c_str(), "op", "pass", "shape", "dtype", "thr", "ampkit", "PyTorch", "ratio");
   for (const NormRow& r : rows) {
     if (!r.error.empty()) continue;
     if (json) {

@@ -10,8 +10,8 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cpu.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/bench/timing.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools::bench {
 namespace {

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
-#include "ampkit/graph/trainer.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
+#include "ampkit/train/trainer.hpp"
 #include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 namespace ampkit::tools {
 namespace {
@@ -45,14 +45,14 @@ struct TrainShape {
 };
 
 Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape& shape) {
-  graph::GptConfig model;
+  train::GptConfig model;
   model.vocab = 113, model.seq_len = shape.context, model.dim = shape.width, model.heads = shape.heads;
   model.layers = shape.depth;
-  graph::TrainerConfig config;
+  train::TrainerConfig config;
   config.batch = shape.batch, config.compute = compute, config.fuse = fuse, config.clip_norm = 1.0f, config.seed = 1;
   config.device = shape.cuda ? Device::cuda : Device::cpu;
   config.optimizer.lr = 1e-3f, config.optimizer.weight_decay = 0.1f;
-  graph::Trainer trainer = graph::Trainer::gpt(model, config);
+  train::Trainer trainer = train::Trainer::gpt(model, config);
   const std::size_t count = static_cast<std::size_t>(config.batch * model.seq_len);
   std::vector<std::int32_t> tokens(count), targets(count);
   std::uint64_t state = 1;  // a fixed token stream; the speed does not depend on the values
@@ -74,7 +74,7 @@ Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape&
     step_times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     double total = 0.0;
     std::map<std::string, double> by_kind;
-    for (const graph::NodeTiming& t : trainer.node_timings()) {
+    for (const train::NodeTiming& t : trainer.node_timings()) {
       total += t.seconds;
       by_kind[t.op] += t.seconds;
     }
@@ -93,35 +93,37 @@ Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape&
 // kind of the fused graph.
 // The options of the peer script that fix the same model and device.
 std::vector<std::string> peer_options(const TrainShape& s) {
-  return {"--device", s.cuda ? "cuda" : "cpu", "--width", std::to_string(s.width), "--depth", std::to_string(s.depth),
-          "--heads", std::to_string(s.heads), "--context", std::to_string(s.context), "--batch",
-          std::to_string(s.batch)};
+  return {"--device",  s.cuda ? "cuda" : "cpu",   "--width", std::to_string(s.width),
+          "--depth",   std::to_string(s.depth),   "--heads", std::to_string(s.heads),
+          "--context", std::to_string(s.context), "--batch", std::to_string(s.batch)};
 }
 
 // The fields every --json line of a run starts with.
-bench::JsonLine json_head(const std::string& precision, int threads, const TrainShape& s) {
-  bench::JsonLine line;
+tools::JsonLine json_head(const std::string& precision, int threads, const TrainShape& s) {
+  tools::JsonLine line;
   line.add("bench", "train").add("precision", precision).add("threads", threads);
   line.add("device", s.cuda ? "cuda" : "cpu").add("width", s.width).add("depth", s.depth).add("heads", s.heads);
   line.add("context", s.context).add("batch", s.batch);
   return line;
 }
 
-void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer, const TrainShape& shape) {
+void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer,
+                const TrainShape& shape) {
   const DType compute = precision == "fp32" ? DType::f32 : precision == "fp16" ? DType::f16 : DType::bf16;
   const Measured fused = measure(compute, true, steps, shape), unfused = measure(compute, false, steps, shape);
   for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", label);
     line.add("step_ms", 1e3 * m.step_s).add("nodes_ms", 1e3 * m.nodes_s).add("rest_ms", 1e3 * (m.step_s - m.nodes_s));
-    line.add("tokens_per_s", shape.tokens() / m.step_s).add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
+    line.add("tokens_per_s", shape.tokens() / m.step_s)
+        .add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
     std::printf("%s\n", line.str().c_str());
   }
   if (with_peer) {
     std::string why;
     const std::optional<bench::TorchStep> torch =
         bench::run_torch_train_peer(precision, threads, steps, peer_options(shape), why);
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", "pytorch");
     if (torch)
       line.add("step_ms", torch->step_ms)
@@ -132,7 +134,7 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
     std::printf("%s\n", line.str().c_str());
   }
   for (const auto& [op, secs] : fused.per_kind_s) {
-    bench::JsonLine line = json_head(precision, threads, shape);
+    tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", "fused");
     line.add("node_kind", op).add("ms", 1e3 * secs).add("share", secs / fused.nodes_s);
     std::printf("%s\n", line.str().c_str());

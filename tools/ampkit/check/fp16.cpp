@@ -16,15 +16,15 @@
 #include "ampkit/core/float16.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/ops/gemm.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/json_line.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 namespace ampkit::tools {
 namespace {
 
-using bench::JsonLine;
+using tools::JsonLine;
 
 // Column-major m x n fp16 matrix, entries N(0, stddev) rounded to fp16.
 std::vector<std::uint16_t> random_half(std::int64_t count, double stddev, std::mt19937_64& rng) {
@@ -168,7 +168,7 @@ std::optional<Fp16CheckPlan> parse_plan(const Args& args) {
   // x, w, dy, y, dw in fp16; the two exact products in double.
   const double need = 2.0 * static_cast<double>(p.batch * p.in + p.out * p.in + 2 * p.batch * p.out + p.in * p.out) +
                       8.0 * static_cast<double>(p.out * p.batch + p.in * p.out);
-  bench::require_memory("check fp16", "--batch x --in x --out", need);
+  tools::require_memory("check fp16", "--batch x --in x --out", need);
   // The spellings are the library's parsers' (their messages name the accepted values).
   if (model) set_fp16_device_model(parse_value([&] { return parse_fp16_device_model(*model, "--fp16-model"); }));
   if (alt_impl)

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/train/files.hpp"
 #include "tools/ampkit/train/json_value.hpp"
 #include "tools/ampkit/train/utf8.hpp"
@@ -43,7 +43,7 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 
 SafeTensorsFile checkpoint_to_file(const TrainCheckpoint& c) {
   SafeTensorsFile f;
-  bench::JsonLine scale;
+  tools::JsonLine scale;
   scale.add("scale", c.loss_scale.scale)
       .add("good_steps", c.loss_scale.good_steps)
       .add("skipped_steps", c.loss_scale.skipped_steps);

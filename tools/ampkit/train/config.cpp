@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/train/json_value.hpp"
 
 namespace ampkit::tools::train {
@@ -25,7 +25,7 @@ namespace {
 
 constexpr double kMaxLossScale = 16777216.0;  // 2^24
 
-std::string number_text(double v) { return bench::json_number(v); }
+std::string number_text(double v) { return tools::json_number(v); }
 
 }  // namespace
 
@@ -217,7 +217,7 @@ void check_train_config(const TrainConfig& c, const std::set<std::string>& given
 // The stored form
 
 std::string config_to_json(const TrainConfig& c) {
-  bench::JsonLine j;
+  tools::JsonLine j;
   j.add("model", model_kind_name(c.model))
       .add("width", c.width)
       .add("heads", c.heads)

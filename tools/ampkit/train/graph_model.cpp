@@ -1,5 +1,5 @@
 // The model of `ampkit train` built with the graph runtime (tools layer, train/): TrainModel on
-// top of ampkit::graph::Trainer (ampkit/graph/trainer.hpp). The only file of the command that
+// top of ampkit::train::Trainer (ampkit/train/trainer.hpp). The only file of the command that
 // calls the runtime; everything else sees TrainModel (model.hpp).
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
+#include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/model.hpp"
-#include "tools/ampkit/train/progress.hpp"
 
-#if __has_include("ampkit/graph/trainer.hpp")
-#include "ampkit/graph/trainer.hpp"
+#if __has_include("ampkit/train/trainer.hpp")
+#include "ampkit/train/trainer.hpp"
 #define AMPKIT_TRAIN_HAVE_GRAPH 1
 #endif
 
@@ -22,8 +22,8 @@ namespace ampkit::tools::train {
 #ifdef AMPKIT_TRAIN_HAVE_GRAPH
 namespace {
 
-graph::LossScaleConfig loss_scale_config(const LossScaleSetting& s) {
-  graph::LossScaleConfig c;  // dynamic: the runtime's defaults
+ampkit::train::LossScaleConfig loss_scale_config(const LossScaleSetting& s) {
+  ampkit::train::LossScaleConfig c;  // dynamic: the runtime's defaults
   if (s.mode == LossScaleSetting::Mode::dynamic) return c;
   const auto scale = static_cast<float>(s.mode == LossScaleSetting::Mode::fixed ? s.value : 1.0);
   c.initial_scale = scale;
@@ -33,12 +33,12 @@ graph::LossScaleConfig loss_scale_config(const LossScaleSetting& s) {
   return c;
 }
 
-graph::TrainerConfig trainer_config(const TrainConfig& t) {
-  graph::TrainerConfig c;
+ampkit::train::TrainerConfig trainer_config(const TrainConfig& t) {
+  ampkit::train::TrainerConfig c;
   c.batch = t.batch;
   c.micro_batches = 1;
   c.compute = t.precision == Precision::fp32 ? DType::f32 : t.precision == Precision::bf16 ? DType::bf16 : DType::f16;
-  c.optimizer.kind = graph::OptimizerKind::adamw;
+  c.optimizer.kind = ampkit::train::OptimizerKind::adamw;
   c.optimizer.lr = static_cast<float>(t.lr);
   c.optimizer.weight_decay = static_cast<float>(t.weight_decay);
   c.clip_norm = static_cast<float>(t.clip);
@@ -52,7 +52,7 @@ class GraphModel final : public TrainModel {
  public:
   GraphModel(const TrainConfig& t, std::int64_t vocab) : trainer_(build(t, vocab)), config_(t), vocab_(vocab) {
     for (const std::string& name : trainer_.parameter_names())
-      for (const graph::NamedTensor& n : trainer_.tensors())
+      for (const ampkit::train::NamedTensor& n : trainer_.tensors())
         if (n.name == name) parameters_ += n.numel();
   }
 
@@ -73,7 +73,7 @@ class GraphModel final : public TrainModel {
 
   ModelStep step(const Batch& batch, double lr) override {
     set_learning_rate(static_cast<float>(lr));
-    const graph::StepResult r = trainer_.step(batch.tokens, batch.targets);
+    const ampkit::train::StepResult r = trainer_.step(batch.tokens, batch.targets);
     return {r.loss, r.grad_norm, r.skipped, r.loss_scale};
   }
   double evaluate(const Batch& batch) override { return trainer_.evaluate(batch.tokens, batch.targets); }
@@ -81,12 +81,12 @@ class GraphModel final : public TrainModel {
 
   std::vector<TensorSpec> tensor_specs() override {
     std::vector<TensorSpec> specs;
-    for (const graph::NamedTensor& n : trainer_.tensors()) specs.push_back({n.name, n.shape});
+    for (const ampkit::train::NamedTensor& n : trainer_.tensors()) specs.push_back({n.name, n.shape});
     return specs;
   }
   std::vector<SafeTensor> save_tensors() override {
     std::vector<SafeTensor> out;
-    for (const graph::NamedTensor& n : trainer_.tensors()) {
+    for (const ampkit::train::NamedTensor& n : trainer_.tensors()) {
       if (n.dtype != DType::f32)
         throw Error(
             detail::concat("checkpoint: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype), ", not f32"),
@@ -104,12 +104,12 @@ class GraphModel final : public TrainModel {
   std::int64_t optimizer_steps() const override { return trainer_.step_count(); }
   void set_optimizer_steps(std::int64_t steps) override { trainer_.set_step_count(steps); }
   LossScaleSnapshot loss_scale() const override {
-    const graph::LossScaleState s = trainer_.loss_scale();
+    const ampkit::train::LossScaleState s = trainer_.loss_scale();
     return {s.scale, s.good_steps, s.skipped_steps};
   }
   std::vector<Fp16LayerCounters> fp16_layers() const override {
     std::vector<Fp16LayerCounters> layers;
-    for (const graph::NodeFp16Totals& t : trainer_.fp16_node_totals()) {
+    for (const ampkit::train::NodeFp16Totals& t : trainer_.fp16_node_totals()) {
       // The backward node of layer "x" is "x.bwd" (graph/autodiff.cpp).
       const bool bwd = t.name.size() > 4 && t.name.ends_with(".bwd");
       const std::string layer = bwd ? t.name.substr(0, t.name.size() - 4) : t.name;
@@ -133,21 +133,21 @@ class GraphModel final : public TrainModel {
   }
 
  private:
-  static graph::Trainer build(const TrainConfig& t, std::int64_t vocab) {
+  static ampkit::train::Trainer build(const TrainConfig& t, std::int64_t vocab) {
     if (t.model == ModelKind::gpt) {
-      graph::GptConfig g;
+      ampkit::train::GptConfig g;
       g.vocab = vocab, g.seq_len = t.context, g.dim = t.width, g.heads = t.heads, g.layers = t.depth;
-      return graph::Trainer::gpt(g, trainer_config(t));
+      return ampkit::train::Trainer::gpt(g, trainer_config(t));
     }
-    graph::MlpConfig m;
+    ampkit::train::MlpConfig m;
     m.vocab = vocab, m.seq_len = t.context, m.dim = t.width, m.hidden = t.hidden(), m.layers = t.depth;
-    return graph::Trainer::mlp(m, trainer_config(t));
+    return ampkit::train::Trainer::mlp(m, trainer_config(t));
   }
 
   // The schedule's rate for the next step.
   void set_learning_rate(float lr) { trainer_.set_learning_rate(lr); }
 
-  graph::Trainer trainer_;
+  ampkit::train::Trainer trainer_;
   TrainConfig config_;
   std::int64_t vocab_;
   std::int64_t parameters_ = 0;
@@ -162,7 +162,7 @@ std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int
 #else
 
 std::unique_ptr<TrainModel> make_graph_model(const TrainConfig&, std::int64_t) {
-  throw Error("this build of ampkit has no training-graph runtime (ampkit/graph/trainer.hpp) yet",
+  throw Error("this build of ampkit has no training-graph runtime (ampkit/train/trainer.hpp) yet",
               ErrorKind::unsupported);
 }
 

@@ -1,7 +1,7 @@
 // The model as `ampkit train` sees it (tools layer, train/): what the training loop needs from a
 // trainable language model — a step on a batch at a learning rate, the loss of a batch, logits,
 // and its named tensors and counters for checkpoints. graph_model.cpp implements it with the
-// graph runtime (ampkit/graph/trainer.hpp): the only file of the command that calls the model;
+// graph runtime (ampkit/train/trainer.hpp): the only file of the command that calls the model;
 // the tests implement it with a small exact model to test the loop on its own.
 #pragma once
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/train/json_value.hpp"
 
 namespace ampkit::tools::train {
@@ -109,7 +109,7 @@ const std::string* SafeTensorsFile::meta(std::string_view key) const {
 }
 
 std::string serialize_safetensors(const SafeTensorsFile& file) {
-  using bench::json_quote;
+  using tools::json_quote;
   std::string header = "{";
   if (!file.metadata.empty()) {
     header += "\"__metadata__\":{";

@@ -16,15 +16,15 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
-#include "tools/ampkit/bench/memory.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/json_line.hpp"
+#include "tools/ampkit/common/memory.hpp"
+#include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/checkpoint.hpp"
 #include "tools/ampkit/train/config.hpp"
 #include "tools/ampkit/train/corpus.hpp"
 #include "tools/ampkit/train/files.hpp"
 #include "tools/ampkit/train/model.hpp"
-#include "tools/ampkit/train/progress.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
 namespace ampkit::tools {
@@ -32,7 +32,7 @@ namespace {
 
 using namespace train;
 
-std::string bench_number(double v) { return bench::json_number(v); }
+std::string bench_number(double v) { return tools::json_number(v); }
 
 // "3e-3", "0.1", "1": three significant digits.
 std::string short_number(double v) {
@@ -62,7 +62,7 @@ void require_run_memory(const TrainConfig& c, std::int64_t vocab) {
   const double attention =
       c.model == ModelKind::gpt ? static_cast<double>(c.heads) * static_cast<double>(c.context) : 0.0;
   const double activations = rows * (d * (24 * w + 2 * attention) + 3 * v);
-  bench::require_memory("train", "--width, --depth, --batch and --context", 4.0 * (5 * params + 2 * activations));
+  tools::require_memory("train", "--width, --depth, --batch and --context", 4.0 * (5 * params + 2 * activations));
 }
 
 std::vector<std::string> data_paths(const TrainConfig& c) {

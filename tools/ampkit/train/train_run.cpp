@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/common/json_line.hpp"
+#include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/loss_plot.hpp"
-#include "tools/ampkit/train/progress.hpp"
 #include "tools/ampkit/train/sampler.hpp"
 #include "tools/ampkit/train/schedule.hpp"
 
@@ -160,7 +160,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
                     io.columns);
   if (step == 0) {
     const double loss = evaluate(0);
-    progress.note(detail::concat("step 0: validation loss ", bench::json_number(std::round(loss * 1e4) / 1e4)));
+    progress.note(detail::concat("step 0: validation loss ", tools::json_number(std::round(loss * 1e4) / 1e4)));
   }
   // The log is opened once the model has run (the first evaluation), so that a run refused by
   // the model leaves an existing log as it was.
@@ -197,7 +197,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     double validation_loss = NAN;
     if (eval_now) validation_loss = evaluate(step);
     if (log) {
-      bench::JsonLine line;
+      tools::JsonLine line;
       line.add("step", step)
           .add("loss", r.loss)
           .add("lr", lr)
@@ -214,7 +214,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     progress.update(step, r.loss, tokens_per_second, clock() - loop_start);  // wall time: evaluations included
     if (eval_now)
       progress.note(detail::concat("step ", step, ": validation loss ",
-                                   bench::json_number(std::round(validation_loss * 1e4) / 1e4)));
+                                   tools::json_number(std::round(validation_loss * 1e4) / 1e4)));
     if (config.checkpoint &&
         (step == config.steps || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0)))
       save(step);

@@ -17,9 +17,9 @@
 #include "ampkit/ops/gemm.hpp"
 #include "tools/ampkit/bench/cuda/cuda_bench.hpp"
 #include "tools/ampkit/bench/cuda/device_timing.hpp"
-#include "tools/ampkit/bench/json_line.hpp"
 #include "tools/ampkit/bench/peers/cublaslt_peer.hpp"
 #include "tools/ampkit/cli/options.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 namespace ampkit::tools::bench {
 namespace {

@@ -1,5 +1,5 @@
-// Dynamic loss scaling (graph layer): see loss_scaler.hpp. Called by trainer.cpp.
-#include "graph/loss_scaler.hpp"
+// Dynamic loss scaling (train layer): see loss_scaler.hpp. Called by trainer.cpp.
+#include "train/loss_scaler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 
 #include "ampkit/core/error.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
 
 LossScaler::LossScaler(const LossScaleConfig& c) : config_(c) {
-  const char* fn = "graph::Trainer loss_scale";
+  const char* fn = "train::Trainer loss_scale";
   if (!(c.min_scale > 0.0f) || !std::isfinite(c.min_scale))
     fail(fn, "min_scale must be finite and > 0, but got ", c.min_scale);
   if (!(c.initial_scale >= c.min_scale) || !std::isfinite(c.initial_scale))
@@ -22,7 +22,7 @@ LossScaler::LossScaler(const LossScaleConfig& c) : config_(c) {
 }
 
 void LossScaler::set_state(const LossScaleState& s) {
-  const char* fn = "graph::Trainer::set_loss_scale";
+  const char* fn = "train::Trainer::set_loss_scale";
   if (!(s.scale > 0.0f) || !std::isfinite(s.scale)) fail(fn, "scale must be finite and > 0, but got ", s.scale);
   if (s.good_steps < 0 || s.skipped_steps < 0)
     fail(fn, "good_steps and skipped_steps must be >= 0, but got ", s.good_steps, " and ", s.skipped_steps);
@@ -44,4 +44,4 @@ bool LossScaler::update(bool grads_finite) {
   return true;
 }
 
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

@@ -1,12 +1,12 @@
-// The progress display of `ampkit train` (tools layer, train/). See progress.hpp.
-#include "tools/ampkit/train/progress.hpp"
+// The progress display of `ampkit train` (tools layer, common/). See progress.hpp.
+#include "tools/ampkit/common/progress.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cmath>
 
-namespace ampkit::tools::train {
+namespace ampkit::tools {
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0.0) return "?";
@@ -123,4 +123,4 @@ void Progress::finish() {
   std::fflush(out_);
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::tools

@@ -1,12 +1,12 @@
-// JSON lines of the `ampkit bench` and `check` subcommands (tools layer, bench/): escaping,
+// JSON lines of the `ampkit bench` and `check` subcommands (tools layer, common/): escaping,
 // shortest round-trip numbers, the line builder. See json_line.hpp.
-#include "tools/ampkit/bench/json_line.hpp"
+#include "tools/ampkit/common/json_line.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace ampkit::tools::bench {
+namespace ampkit::tools {
 
 std::string json_quote(std::string_view text) {
   std::string out = "\"";
@@ -86,4 +86,4 @@ JsonLine& JsonLine::add(std::string_view k, const std::vector<std::int64_t>& val
   return *this;
 }
 
-}  // namespace ampkit::tools::bench
+}  // namespace ampkit::tools

@@ -1,11 +1,11 @@
-// Dynamic loss scaling for fp16 training (graph layer, internal; used by the trainer): the
+// Dynamic loss scaling for fp16 training (train layer, internal; used by the trainer): the
 // state machine of trainer.hpp's LossScaleConfig. Kept apart from the trainer so the rule is
 // tested on its own.
 #pragma once
 
-#include "ampkit/graph/trainer.hpp"
+#include "ampkit/train/trainer.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
 
 class LossScaler {
  public:
@@ -29,4 +29,4 @@ class LossScaler {
   LossScaleState state_;
 };
 
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

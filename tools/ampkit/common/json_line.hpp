@@ -1,4 +1,4 @@
-// JSON lines of the `ampkit bench` and `check` subcommands (tools layer, bench/): one object per
+// JSON lines of the `ampkit bench` and `check` subcommands (tools layer, common/): one object per
 // line, keys in the order added, numbers in their shortest round-trip form, NaN/Inf as null.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ampkit::tools::bench {
+namespace ampkit::tools {
 
 /// One JSON object written as one line; keys appear in the order they were added.
 class JsonLine {
@@ -33,4 +33,4 @@ std::string json_quote(std::string_view text);
 /// Shortest decimal text that reads back as exactly `value` ("null" when not finite).
 std::string json_number(double value);
 
-}  // namespace ampkit::tools::bench
+}  // namespace ampkit::tools

@@ -1,4 +1,4 @@
-// The progress display of `ampkit train` (tools layer, train/): on a terminal, one live line
+// The progress display of `ampkit train` (tools layer, common/): on a terminal, one live line
 // redrawn in place with '\r' (bar, step, loss, tokens/s, time left) at most ten times a second;
 // elsewhere (a pipe, a CI log), a plain line every `every` steps. Time comes from the caller, so
 // the output of a given sequence of updates is fixed (and tested).
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-namespace ampkit::tools::train {
+namespace ampkit::tools {
 
 /// "45s", "3m05s", "1h02m"; "?" when not finite or negative.
 std::string format_duration(double seconds);
@@ -50,4 +50,4 @@ class Progress {
   bool drawn_ = false;
 };
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::tools

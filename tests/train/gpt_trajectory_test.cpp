@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "ampkit/graph/trainer.hpp"
-#include "support/test_support.hpp"
+#include "ampkit/train/trainer.hpp"
+#include "tests/support/test_support.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
 namespace {
+
+using namespace ampkit::graph;  // the models are graphs (Graph, Builder, passes)
 
 using Vec = std::vector<double>;
 using std::int64_t;
@@ -365,4 +367,4 @@ TEST(GptTrajectory, Bf16FollowsTheDoubleReferenceLoosely) {
 }
 
 }  // namespace
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

@@ -1,9 +1,9 @@
-// The trainer (graph layer): builds a model's training graph (modules, autodiff, passes,
+// The trainer (train layer): builds a model's training graph (models, autodiff, passes,
 // executor), owns the fp32 master parameters, optimizer state, gradient accumulators and the
 // input buffers, and runs steps: forward + backward per micro-batch, finiteness check and
 // dynamic loss scaling (fp16), global-norm clipping, AdamW / SGD. Called by `ampkit train` and
 // users through trainer.hpp.
-#include "ampkit/graph/trainer.hpp"
+#include "ampkit/train/trainer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,14 +16,23 @@
 #include "ampkit/device/cuda.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/executor.hpp"
-#include "ampkit/graph/modules.hpp"
 #include "ampkit/graph/passes.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/elementwise.hpp"
 #include "ampkit/ops/optimizer.hpp"
-#include "graph/loss_scaler.hpp"
+#include "ampkit/train/models.hpp"
+#include "train/loss_scaler.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
+
+using graph::Executor;
+using graph::ExecutorOptions;
+using graph::GradientMap;
+using graph::Graph;
+using graph::kNoValue;
+using graph::NodeRecord;
+using graph::Value;
+using graph::ValueId;
 
 std::int64_t NamedTensor::numel() const {
   std::int64_t n = 1;
@@ -46,7 +55,7 @@ struct Param {
 };
 
 void check_config(const TrainerConfig& c) {
-  const char* fn = "graph::Trainer";
+  const char* fn = "train::Trainer";
   if (c.micro_batches < 1) fail(fn, "micro_batches must be >= 1, but got ", c.micro_batches);
   if (!is_float_dtype(c.compute)) fail(fn, "compute must be f32, bf16 or f16, but got ", dtype_name(c.compute));
   if (c.device != Device::cpu && c.device != Device::cuda)
@@ -183,7 +192,7 @@ struct Trainer::State {
       p.value = init.value;
       p.grad = gm.of(init.value);
       if (p.grad == kNoValue)
-        fail_with(ErrorKind::internal, "graph::Trainer", "parameter ", p.name, " has no gradient");
+        fail_with(ErrorKind::internal, "train::Trainer", "parameter ", p.name, " has no gradient");
       p.shape = v.shape;
       p.decay = init.decay;
       const auto n = static_cast<std::size_t>(v.numel());
@@ -291,7 +300,7 @@ Trainer Trainer::mlp(const MlpConfig& model, const TrainerConfig& config) {
 
 StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
   State& s = *state_;
-  const char* fn = "graph::Trainer::step";
+  const char* fn = "train::Trainer::step";
   const std::int64_t micro = s.config.micro_batches;
   s.check_ids(fn, "tokens", tokens, micro * s.batch);
   s.check_ids(fn, "targets", targets, micro * s.batch);
@@ -362,8 +371,8 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
 
 double Trainer::evaluate(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
   State& s = *state_;
-  s.check_ids("graph::Trainer::evaluate", "tokens", tokens, s.batch);
-  s.check_ids("graph::Trainer::evaluate", "targets", targets, s.batch);
+  s.check_ids("train::Trainer::evaluate", "tokens", tokens, s.batch);
+  s.check_ids("train::Trainer::evaluate", "targets", targets, s.batch);
   s.load(tokens, targets, 0);
   s.run(0, s.yield());
   return s.loss();
@@ -371,7 +380,7 @@ double Trainer::evaluate(std::span<const std::int32_t> tokens, std::span<const s
 
 void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out) {
   State& s = *state_;
-  const char* fn = "graph::Trainer::logits";
+  const char* fn = "train::Trainer::logits";
   s.check_ids(fn, "tokens", tokens, s.batch);
   const auto want = static_cast<std::size_t>(s.batch * s.seq * s.vocab);
   if (out.size() != want) fail(fn, "out must hold batch x seq_len x vocab = ", want, " floats, but got ", out.size());
@@ -409,22 +418,22 @@ void Trainer::set_tensor(const std::string& name, std::span<const float> values)
   for (NamedTensor& t : tensors())
     if (t.name == name) {
       if (static_cast<std::int64_t>(values.size()) != t.numel())
-        fail("graph::Trainer::set_tensor", "'", name, "' has ", t.numel(), " elements, but got ", values.size());
+        fail("train::Trainer::set_tensor", "'", name, "' has ", t.numel(), " elements, but got ", values.size());
       std::memcpy(t.data, values.data(), values.size() * sizeof(float));
       return;
     }
-  fail("graph::Trainer::set_tensor", "no tensor is named '", name, "'");
+  fail("train::Trainer::set_tensor", "no tensor is named '", name, "'");
 }
 
 std::int64_t Trainer::step_count() const { return state_->steps; }
 void Trainer::set_learning_rate(float lr) {
   if (!std::isfinite(lr) || lr < 0.0f)
-    fail("graph::Trainer::set_learning_rate", "lr must be finite and >= 0, but got ", lr);
+    fail("train::Trainer::set_learning_rate", "lr must be finite and >= 0, but got ", lr);
   state_->config.optimizer.lr = lr;
 }
 
 void Trainer::set_step_count(std::int64_t steps) {
-  if (steps < 0) fail("graph::Trainer::set_step_count", "steps must be >= 0, but got ", steps);
+  if (steps < 0) fail("train::Trainer::set_step_count", "steps must be >= 0, but got ", steps);
   state_->steps = steps;
 }
 
@@ -448,4 +457,4 @@ std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->f
 
 std::string Trainer::graph_dump() const { return state_->dump; }
 
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

@@ -1,9 +1,9 @@
-// The training front door of the graph runtime (graph layer, public): build a small GPT or an
-// MLP from a config struct, run training steps on batches of int32 token ids / targets, evaluate
+// The trainer (train layer, public): builds a small GPT or an MLP (models.hpp) from a config
+// struct, run training steps on batches of int32 token ids / targets, evaluate
 // the loss without a backward pass, read logits for sampling, and get / set every named tensor
 // (fp32 master parameters and optimizer state) and the loss-scale state for checkpoints.
-// Called by `ampkit train` (tools/ampkit/train/) and by users; built on graph/builder.hpp,
-// autodiff, the passes and the executor (docs/GRAPH.md).
+// Called by `ampkit train` (tools/ampkit/train/), checkpoint.hpp and users; built on the graph
+// layer's builder, autodiff, passes and executor (docs/GRAPH.md, docs/TRAIN.md).
 #pragma once
 
 #include <cstdint>
@@ -15,33 +15,9 @@
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ampkit/train/models.hpp"
 
-namespace ampkit::graph {
-
-/// A GPT-style decoder: token + position Embedding -> `layers` pre-norm transformer blocks
-/// (LN -> QKV Linear -> causal Attention -> out Linear -> residual; LN -> Linear+GELU -> Linear
-/// -> residual) -> final LN -> output Linear (vocab logits) -> softmax cross-entropy.
-struct GptConfig {
-  std::int64_t vocab = 256;   // token ids and targets lie in [0, vocab)
-  std::int64_t seq_len = 64;  // tokens per sequence (the position table has seq_len rows)
-  std::int64_t dim = 64;      // model width; must be a multiple of heads
-  std::int64_t heads = 4;
-  std::int64_t layers = 2;
-  std::int64_t mlp_hidden = 0;  // 0: 4 * dim
-  float norm_eps = 1e-5f;
-  GeluVariant gelu = GeluVariant::tanh;
-};
-
-/// A token MLP: Embedding(vocab, dim) -> `layers` x (Linear(hidden)+GELU) -> Linear(vocab) ->
-/// softmax cross-entropy over the vocabulary at every position (no mixing across positions).
-struct MlpConfig {
-  std::int64_t vocab = 256;
-  std::int64_t seq_len = 64;
-  std::int64_t dim = 64;
-  std::int64_t hidden = 256;
-  std::int64_t layers = 1;  // hidden layers, >= 1
-  GeluVariant gelu = GeluVariant::tanh;
-};
+namespace ampkit::train {
 
 enum class OptimizerKind : std::uint8_t { adamw, sgd };
 
@@ -195,4 +171,4 @@ class Trainer {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

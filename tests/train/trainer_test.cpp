@@ -13,15 +13,17 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/graph/trainer.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
-#include "graph/graph_test_support.hpp"
-#include "numerics/policy_test_support.hpp"
+#include "ampkit/train/trainer.hpp"
+#include "tests/graph/graph_test_support.hpp"
+#include "tests/numerics/policy_test_support.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
 namespace {
 
-using testing::expect_error;
+using namespace ampkit::graph;  // the models are graphs (Graph, Builder, passes)
+
+using graph::testing::expect_error;
 
 std::vector<std::int32_t> random_ids(std::mt19937_64& rng, std::size_t n, std::int64_t vocab) {
   std::uniform_int_distribution<std::int32_t> d(0, static_cast<std::int32_t>(vocab - 1));
@@ -393,4 +395,4 @@ TEST(GraphTrainer, BadInputIsRefusedWithNothingChanged) {
 }
 
 }  // namespace
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

@@ -11,16 +11,18 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/graph/autodiff.hpp"
-#include "ampkit/graph/modules.hpp"
 #include "ampkit/graph/passes.hpp"
 #include "ampkit/graph/verify.hpp"
-#include "graph/graph_test_support.hpp"
-#include "graph/loss_scaler.hpp"
+#include "ampkit/train/models.hpp"
+#include "tests/graph/graph_test_support.hpp"
+#include "train/loss_scaler.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
 namespace {
 
-using testing::expect_error;
+using namespace ampkit::graph;  // the models are graphs (Graph, Builder, passes)
+
+using graph::testing::expect_error;
 
 std::map<OpKind, int> count_ops(const Graph& g) {
   std::map<OpKind, int> n;
@@ -165,4 +167,4 @@ TEST(GraphLossScaler, BacksOffOnOverflowAndGrowsAfterTheInterval) {
 }
 
 }  // namespace
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

@@ -1,13 +1,19 @@
-// Layer modules (graph layer): MLP block, pre-norm transformer block, GPT and token MLP as
-// forward graphs, with named parameters and their initialization (modules.hpp). Called by the
+// The models (train layer): MLP block, pre-norm transformer block, GPT and token MLP as
+// forward graphs, with named parameters and their initialization (models.hpp). Called by the
 // trainer and tests.
-#include "ampkit/graph/modules.hpp"
+#include "ampkit/train/models.hpp"
 
 #include <cmath>
 
 #include "ampkit/core/error.hpp"
 
-namespace ampkit::graph {
+namespace ampkit::train {
+
+using graph::Builder;
+using graph::Graph;
+using graph::kNoValue;
+using graph::ValueId;
+
 namespace {
 
 void positive(const char* fn, const char* field, std::int64_t v) {
@@ -83,7 +89,7 @@ ValueId transformer_block(Builder& b, ParameterList& params, ValueId x, const Gp
 }
 
 ModelGraph build_gpt(const GptConfig& c, std::int64_t batch, DType compute) {
-  const char* fn = "graph::build_gpt";
+  const char* fn = "train::build_gpt";
   bounded(fn, "batch", batch);
   bounded(fn, "vocab", c.vocab);
   bounded(fn, "seq_len", c.seq_len);
@@ -124,7 +130,7 @@ ModelGraph build_gpt(const GptConfig& c, std::int64_t batch, DType compute) {
 }
 
 ModelGraph build_token_mlp(const MlpConfig& c, std::int64_t batch, DType compute) {
-  const char* fn = "graph::build_token_mlp";
+  const char* fn = "train::build_token_mlp";
   bounded(fn, "batch", batch);
   bounded(fn, "vocab", c.vocab);
   bounded(fn, "seq_len", c.seq_len);
@@ -158,4 +164,4 @@ ModelGraph build_token_mlp(const MlpConfig& c, std::int64_t batch, DType compute
   return m;
 }
 
-}  // namespace ampkit::graph
+}  // namespace ampkit::train

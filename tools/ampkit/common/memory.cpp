@@ -1,7 +1,7 @@
-// Memory of the `ampkit bench` and `check` subcommands (tools layer, bench/): aligned pre-touched
+// Memory of the `ampkit bench` and `check` subcommands (tools layer, common/): aligned pre-touched
 // buffers (transparent huge pages for large ones), the memory available now, the up-front fit
 // check. See memory.hpp.
-#include "tools/ampkit/bench/memory.hpp"
+#include "tools/ampkit/common/memory.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 
 #include "ampkit/core/error.hpp"
 
-namespace ampkit::tools::bench {
+namespace ampkit::tools {
 namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
@@ -92,4 +92,4 @@ std::string format_bytes(double bytes) {
   return text;
 }
 
-}  // namespace ampkit::tools::bench
+}  // namespace ampkit::tools

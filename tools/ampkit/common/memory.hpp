@@ -1,4 +1,4 @@
-// Memory of the `ampkit bench` and `check` subcommands (tools layer, bench/): 64-byte-aligned
+// Memory of the `ampkit bench` and `check` subcommands (tools layer, common/): 64-byte-aligned
 // pre-touched buffers, the memory available now, and the up-front check that a run's buffers fit
 // in it (so an oversized request fails at once instead of after minutes of allocation).
 #pragma once
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-namespace ampkit::tools::bench {
+namespace ampkit::tools {
 
 /// A 64-byte-aligned byte buffer allocated once and pre-touched: zero-filled in an OpenMP
 /// parallel loop with a static schedule over `threads` threads, so its pages exist (and are
@@ -50,4 +50,4 @@ void require_memory(const char* context, std::string_view what, double need_byte
 /// "512 B", "1.5 MiB", "3.6 TiB".
 std::string format_bytes(double bytes);
 
-}  // namespace ampkit::tools::bench
+}  // namespace ampkit::tools
