@@ -25,34 +25,34 @@ constexpr const char* kNoBackend =
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
 
-void never_gemm(const cpu::GemmProblem&, cpu::GemmCounters&) { no_backend("gemm"); }
-void never_fwd(const cpu::NormForwardProblem&) { no_backend("norm"); }
-void never_bwd(const cpu::NormBackwardProblem&) { no_backend("norm"); }
+void never_gemm(const ops::GemmProblem&, ops::GemmCounters&) { no_backend("gemm"); }
+void never_fwd(const ops::NormForwardProblem&) { no_backend("norm"); }
+void never_bwd(const ops::NormBackwardProblem&) { no_backend("norm"); }
 
-void never_gelu(const cpu::GeluProblem&) { no_backend("gelu"); }
-void never_elementwise(const cpu::ElementwiseProblem&) { no_backend("elementwise"); }
-void never_embedding_fwd(const cpu::EmbeddingForwardProblem&) { no_backend("embedding_forward"); }
-void never_embedding_bwd(const cpu::EmbeddingBackwardProblem&) { no_backend("embedding_backward"); }
-void never_sce(const cpu::SoftmaxCrossEntropyProblem&) { no_backend("softmax_cross_entropy"); }
+void never_gelu(const ops::GeluProblem&) { no_backend("gelu"); }
+void never_elementwise(const ops::ElementwiseProblem&) { no_backend("elementwise"); }
+void never_embedding_fwd(const ops::EmbeddingForwardProblem&) { no_backend("embedding_forward"); }
+void never_embedding_bwd(const ops::EmbeddingBackwardProblem&) { no_backend("embedding_backward"); }
+void never_sce(const ops::SoftmaxCrossEntropyProblem&) { no_backend("softmax_cross_entropy"); }
 void never_convert(const void*, DType, void*, DType, std::int64_t) { no_backend("convert"); }
 void never_attention_fwd(const ops::AttentionForwardProblem&) { no_backend("attention_forward"); }
 void never_attention_bwd(const ops::AttentionBackwardProblem&) { no_backend("attention_backward"); }
 
-constexpr cpu::GeluEntry kGelu[] = {{"gelu_cuda", kCuda, nullptr, never_gelu}};
-constexpr cpu::ElementwiseEntry kElementwise[] = {{"elementwise_cuda", kCuda, nullptr, never_elementwise}};
-constexpr cpu::EmbeddingForwardEntry kEmbeddingFwd[] = {{"embedding_fwd_cuda", kCuda, nullptr, never_embedding_fwd}};
-constexpr cpu::EmbeddingBackwardEntry kEmbeddingBwd[] = {{"embedding_bwd_cuda", kCuda, nullptr, never_embedding_bwd}};
-constexpr cpu::SoftmaxCrossEntropyEntry kSceFwd[] = {{"softmax_cross_entropy_fwd_cuda", kCuda, nullptr, never_sce}};
-constexpr cpu::SoftmaxCrossEntropyEntry kSceBwd[] = {{"softmax_cross_entropy_bwd_cuda", kCuda, nullptr, never_sce}};
-constexpr cpu::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, never_convert}};
+constexpr ops::GeluEntry kGelu[] = {{"gelu_cuda", kCuda, nullptr, never_gelu}};
+constexpr ops::ElementwiseEntry kElementwise[] = {{"elementwise_cuda", kCuda, nullptr, never_elementwise}};
+constexpr ops::EmbeddingForwardEntry kEmbeddingFwd[] = {{"embedding_fwd_cuda", kCuda, nullptr, never_embedding_fwd}};
+constexpr ops::EmbeddingBackwardEntry kEmbeddingBwd[] = {{"embedding_bwd_cuda", kCuda, nullptr, never_embedding_bwd}};
+constexpr ops::SoftmaxCrossEntropyEntry kSceFwd[] = {{"softmax_cross_entropy_fwd_cuda", kCuda, nullptr, never_sce}};
+constexpr ops::SoftmaxCrossEntropyEntry kSceBwd[] = {{"softmax_cross_entropy_bwd_cuda", kCuda, nullptr, never_sce}};
+constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, never_convert}};
 constexpr ops::AttentionForwardEntry kAttentionFwd[] = {{"attention_fwd_cuda", kCuda, nullptr, never_attention_fwd}};
 constexpr ops::AttentionBackwardEntry kAttentionBwd[] = {{"attention_bwd_cuda", kCuda, nullptr, never_attention_bwd}};
 
-constexpr cpu::GemmKernel kGemm[] = {{"gemm_cublaslt_cuda", kCuda, nullptr, never_gemm}};
-constexpr cpu::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
-constexpr cpu::NormBackwardEntry kLayerBwd[] = {{"layer_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
-constexpr cpu::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
-constexpr cpu::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
+constexpr ops::GemmKernel kGemm[] = {{"gemm_cublaslt_cuda", kCuda, nullptr, never_gemm}};
+constexpr ops::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
+constexpr ops::NormBackwardEntry kLayerBwd[] = {{"layer_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
+constexpr ops::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullptr, never_fwd}};
+constexpr ops::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
 
 }  // namespace
 
@@ -80,19 +80,19 @@ const char* cuda_pointer_problem(const void*, int) { return kNoBackend; }
 }  // namespace ops
 
 namespace cuda {
-std::span<const cpu::GemmKernel> gemm_cuda_kernels() { return kGemm; }
-std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kLayerFwd; }
-std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
-std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
-std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
-std::span<const cpu::GeluEntry> gelu_cuda_kernels() { return kGelu; }
-std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels() { return kElementwise; }
-std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels() { return kEmbeddingFwd; }
-std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels() { return kEmbeddingBwd; }
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels() { return kSceFwd; }
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels() { return kSceBwd; }
-std::span<const cpu::ConvertEntry> convert_cuda_kernels() { return kConvert; }
-void convert_cuda(const cpu::ConvertProblem&) { no_backend("convert"); }
+std::span<const ops::GemmKernel> gemm_cuda_kernels() { return kGemm; }
+std::span<const ops::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kLayerFwd; }
+std::span<const ops::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
+std::span<const ops::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
+std::span<const ops::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
+std::span<const ops::GeluEntry> gelu_cuda_kernels() { return kGelu; }
+std::span<const ops::ElementwiseEntry> elementwise_cuda_kernels() { return kElementwise; }
+std::span<const ops::EmbeddingForwardEntry> embedding_forward_cuda_kernels() { return kEmbeddingFwd; }
+std::span<const ops::EmbeddingBackwardEntry> embedding_backward_cuda_kernels() { return kEmbeddingBwd; }
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels() { return kSceFwd; }
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels() { return kSceBwd; }
+std::span<const ops::ConvertEntry> convert_cuda_kernels() { return kConvert; }
+void convert_cuda(const ops::ConvertProblem&) { no_backend("convert"); }
 std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels() { return kAttentionFwd; }
 std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels() { return kAttentionBwd; }
 }  // namespace cuda

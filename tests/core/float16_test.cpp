@@ -128,7 +128,7 @@ TEST(Convert, EveryKernelMatchesTheReferenceBitForBit) {
   const std::vector<float> input = conversion_inputs(seed);
   const auto n = static_cast<std::int64_t>(input.size());
   int tested = 0;
-  for (const cpu::ConvertEntry& k : cpu::convert_kernels()) {
+  for (const ops::ConvertEntry& k : cpu::convert_kernels()) {
     if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
       std::printf("[ SKIPPED  ] %s: %s\n", k.name, why);
       continue;

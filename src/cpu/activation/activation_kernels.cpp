@@ -4,8 +4,8 @@
 
 namespace ampkit::cpu {
 
-std::span<const GeluEntry> gelu_kernels() {
-  static const GeluEntry kernels[] = {
+std::span<const ops::GeluEntry> gelu_kernels() {
+  static const ops::GeluEntry kernels[] = {
       {"gelu_cpu", {Device::cpu, Isa::ref, false}, nullptr, gelu_cpu},
       {"gelu_reference", {Device::cpu, Isa::ref, false}, nullptr, gelu_reference},
   };

@@ -26,7 +26,7 @@ inline float gelu_slope(float x) {
 
 // x, dy, out: [rows, n]; one tile = columns [c0, c1) of row r.
 template <GeluVariant V, DType X, DType D, DType O>
-void gelu_tiles(const GeluProblem& p) {
+void gelu_tiles(const ops::GeluProblem& p) {
   const std::int64_t tiles_per_row = (p.n + kTile - 1) / kTile;
   const std::int64_t tiles = p.rows * tiles_per_row;
   const bool parallel = p.rows * p.n >= kParallelMinElements && tiles > 1;
@@ -47,7 +47,7 @@ void gelu_tiles(const GeluProblem& p) {
 }
 
 template <GeluVariant V>
-void gelu_variant(const GeluProblem& p) {
+void gelu_variant(const ops::GeluProblem& p) {
   visit_dtype(p.x_dtype, [&]<DType X>() {
     visit_dtype(p.backward ? p.dy_dtype : DType::f32,
                 [&]<DType D>() { visit_dtype(p.out_dtype, [&]<DType O>() { gelu_tiles<V, X, D, O>(p); }); });
@@ -56,7 +56,7 @@ void gelu_variant(const GeluProblem& p) {
 
 }  // namespace
 
-void gelu_cpu(const GeluProblem& p) {
+void gelu_cpu(const ops::GeluProblem& p) {
   if (p.variant == GeluVariant::tanh)
     gelu_variant<GeluVariant::tanh>(p);
   else

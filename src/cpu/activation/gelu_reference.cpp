@@ -32,7 +32,7 @@ double gelu_derivative(GeluVariant variant, double x) {
 
 }  // namespace
 
-void gelu_reference(const GeluProblem& p) {
+void gelu_reference(const ops::GeluProblem& p) {
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const void* x = row_address(p.x, p.x_dtype, p.x_row_stride, r);
     void* out = row_address(p.out, p.out_dtype, p.out_row_stride, r);

@@ -7,7 +7,7 @@
 namespace ampkit::cpu {
 namespace {
 
-const char* copy_declines(const ConvertProblem& p) {
+const char* copy_declines(const ops::ConvertProblem& p) {
   return p.from != p.to ? "copies only: src and dst dtypes differ" : nullptr;
 }
 
@@ -17,8 +17,8 @@ void convert_copy(const void* src, DType from, void* dst, DType, std::int64_t n)
   std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(from));
 }
 
-std::span<const ConvertEntry> convert_kernels() {
-  static const ConvertEntry list[] = {
+std::span<const ops::ConvertEntry> convert_kernels() {
+  static const ops::ConvertEntry list[] = {
       {"convert_copy", {Device::cpu, Isa::ref, false}, copy_declines, convert_copy},
       {"convert_avx512bf16", {Device::cpu, Isa::avx512, true}, nullptr, convert_avx512bf16},
       {"convert_avx512", {Device::cpu, Isa::avx512, false}, nullptr, convert_avx512},

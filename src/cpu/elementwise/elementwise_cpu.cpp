@@ -16,7 +16,7 @@ constexpr std::int64_t kParallelMinElements = 1 << 15;
 
 // a, b, out: [rows, n]; one tile = columns [c0, c1) of row r.
 template <DType A, DType B, DType O, bool kAdd>
-void run_tiles(const ElementwiseProblem& p) {
+void run_tiles(const ops::ElementwiseProblem& p) {
   const std::int64_t tiles_per_row = (p.n + kTile - 1) / kTile;
   const std::int64_t tiles = p.rows * tiles_per_row;
   const bool parallel = p.rows * p.n >= kParallelMinElements && tiles > 1;
@@ -39,7 +39,7 @@ void run_tiles(const ElementwiseProblem& p) {
 
 }  // namespace
 
-void elementwise_cpu(const ElementwiseProblem& p) {
+void elementwise_cpu(const ops::ElementwiseProblem& p) {
   const bool add = p.b.data != nullptr;
   visit_dtype(p.a.dtype, [&]<DType A>() {
     visit_dtype(add ? p.b.dtype : DType::f32, [&]<DType B>() {

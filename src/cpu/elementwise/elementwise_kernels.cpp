@@ -4,16 +4,16 @@
 
 namespace ampkit::cpu {
 
-std::span<const ElementwiseEntry> elementwise_kernels() {
-  static const ElementwiseEntry kernels[] = {
+std::span<const ops::ElementwiseEntry> elementwise_kernels() {
+  static const ops::ElementwiseEntry kernels[] = {
       {"elementwise_cpu", {Device::cpu, Isa::ref, false}, nullptr, elementwise_cpu},
       {"elementwise_reference", {Device::cpu, Isa::ref, false}, nullptr, elementwise_reference},
   };
   return kernels;
 }
 
-std::span<const SumRowsEntry> sum_rows_kernels() {
-  static const SumRowsEntry kernels[] = {
+std::span<const ops::SumRowsEntry> sum_rows_kernels() {
+  static const ops::SumRowsEntry kernels[] = {
       {"sum_rows_blocked32_cpu", {Device::cpu, Isa::ref, false}, nullptr, sum_rows_cpu},
       {"sum_rows_reference", {Device::cpu, Isa::ref, false}, nullptr, sum_rows_reference},
   };

@@ -6,7 +6,7 @@
 
 namespace ampkit::cpu {
 
-void elementwise_reference(const ElementwiseProblem& p) {
+void elementwise_reference(const ops::ElementwiseProblem& p) {
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const void* a = row_address(p.a.data, p.a.dtype, p.a.row_stride, r);
     void* out = row_address(p.out, p.out_dtype, p.out_row_stride, r);
@@ -22,7 +22,7 @@ void elementwise_reference(const ElementwiseProblem& p) {
   }
 }
 
-void sum_rows_reference(const SumRowsProblem& p) {
+void sum_rows_reference(const ops::SumRowsProblem& p) {
   for (std::int64_t j = 0; j < p.n; ++j) {
     double sum = p.accumulate ? double{load_element(p.out, p.out_dtype, j)} : 0.0;
     for (std::int64_t r = 0; r < p.rows; ++r)

@@ -16,7 +16,7 @@ constexpr std::int64_t kColumns = 64;
 
 // x: [rows, n] (row stride x_row_stride) -> out: [n].
 template <DType X, DType O>
-void sum_rows_typed(const SumRowsProblem& p) {
+void sum_rows_typed(const ops::SumRowsProblem& p) {
   const std::int64_t chunks = (p.n + kColumns - 1) / kColumns;
   const bool parallel = chunks > 1 && p.rows * p.n >= (1 << 14);
 #pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
@@ -42,7 +42,7 @@ void sum_rows_typed(const SumRowsProblem& p) {
 
 }  // namespace
 
-void sum_rows_cpu(const SumRowsProblem& p) {
+void sum_rows_cpu(const ops::SumRowsProblem& p) {
   visit_dtype(p.x_dtype, [&]<DType X>() { visit_dtype(p.out_dtype, [&]<DType O>() { sum_rows_typed<X, O>(p); }); });
 }
 

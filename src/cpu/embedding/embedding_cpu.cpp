@@ -24,7 +24,7 @@ namespace {
 constexpr std::int64_t kParallelMinElements = 1 << 14;
 
 template <DType T, DType O>
-void forward_typed(const EmbeddingForwardProblem& p) {
+void forward_typed(const ops::EmbeddingForwardProblem& p) {
   const bool parallel = p.tokens > 1 && p.tokens * p.dim >= kParallelMinElements;
   const std::size_t row_bytes = static_cast<std::size_t>(p.dim) * dtype_size(O);
 #pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel)
@@ -75,7 +75,7 @@ struct TokenOrder {
   std::int64_t hits = 0;
 };
 
-TokenOrder sort_tokens(const EmbeddingBackwardProblem& p) {
+TokenOrder sort_tokens(const ops::EmbeddingBackwardProblem& p) {
   const std::int64_t max_hits = std::min(p.tokens, p.vocab);
   const auto count = checked_add(p.vocab + 1, p.tokens + max_hits);  // vocab, tokens < 2^62
   std::int64_t* offsets = backward_scratch(*count);
@@ -95,7 +95,7 @@ TokenOrder sort_tokens(const EmbeddingBackwardProblem& p) {
 }
 
 template <DType G, DType D>
-void backward_typed(const EmbeddingBackwardProblem& p, const TokenOrder& o) {
+void backward_typed(const ops::EmbeddingBackwardProblem& p, const TokenOrder& o) {
   const bool parallel = (p.tokens + p.vocab) * p.dim >= kParallelMinElements;
   if (!p.accumulate) {
     const std::size_t row_bytes = static_cast<std::size_t>(p.dim) * dtype_size(D);
@@ -127,11 +127,11 @@ void backward_typed(const EmbeddingBackwardProblem& p, const TokenOrder& o) {
 
 }  // namespace
 
-void embedding_forward_cpu(const EmbeddingForwardProblem& p) {
+void embedding_forward_cpu(const ops::EmbeddingForwardProblem& p) {
   visit_dtype(p.table_dtype, [&]<DType T>() { visit_dtype(p.out_dtype, [&]<DType O>() { forward_typed<T, O>(p); }); });
 }
 
-void embedding_backward_cpu(const EmbeddingBackwardProblem& p) {
+void embedding_backward_cpu(const ops::EmbeddingBackwardProblem& p) {
   const TokenOrder order = sort_tokens(p);  // may throw out_of_memory; nothing written yet
   visit_dtype(p.dout_dtype,
               [&]<DType G>() { visit_dtype(p.dtable_dtype, [&]<DType D>() { backward_typed<G, D>(p, order); }); });

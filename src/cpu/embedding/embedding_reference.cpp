@@ -9,7 +9,7 @@
 
 namespace ampkit::cpu {
 
-void embedding_forward_reference(const EmbeddingForwardProblem& p) {
+void embedding_forward_reference(const ops::EmbeddingForwardProblem& p) {
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     const void* src = row_address(p.table, p.table_dtype, p.table_row_stride, p.ids[t]);
     void* dst = row_address(p.out, p.out_dtype, p.out_row_stride, t);
@@ -18,7 +18,7 @@ void embedding_forward_reference(const EmbeddingForwardProblem& p) {
   }
 }
 
-void embedding_backward_reference(const EmbeddingBackwardProblem& p) {
+void embedding_backward_reference(const ops::EmbeddingBackwardProblem& p) {
   std::vector<double> sum(static_cast<std::size_t>(p.dim));
   for (std::int64_t v = 0; v < p.vocab; ++v) {
     bool hit = false;

@@ -301,21 +301,21 @@ static std::int64_t pack_sliver(const OperandView& v, std::int64_t r0, std::int6
 
 // Whether pack_sliver<T, R, b_k_group<T>()> can take the BGRADB sums of op(B) while packing it.
 template <class T>
-static bool can_sum_while_packing(const GemmProblem& p, const OperandView& vb) {
+static bool can_sum_while_packing(const ops::GemmProblem& p, const OperandView& vb) {
   // (k_stride == 1 as well, for one row or one k, takes the k-contiguous path, which sums nothing.)
-  return b_k_group<T>() > 0 && p.bias_grad == GemmBiasGrad::cols_of_b && vb.dtype == DType::bf16 && vb.r_stride == 1 &&
-         vb.k_stride != 1;
+  return b_k_group<T>() > 0 && p.bias_grad == ops::GemmBiasGrad::cols_of_b && vb.dtype == DType::bf16 &&
+         vb.r_stride == 1 && vb.k_stride != 1;
 }
 
 // Bias gradients after the tiles: rows_of_d sums the per-sliver partials[js][i] (js < parts,
 // row stride m_padded) in double in js order; BGRADA/BGRADB sum the operands
 // (gemm_operand_sums, unless the packing took them: totals_ready). totals: scratch of max(m, n)
 // doubles.
-static void finish_bias_grad(const GemmProblem& p, const float* partials, std::int64_t parts, std::int64_t m_padded,
-                             double* totals, bool totals_ready = false) {
-  if (p.bias_grad == GemmBiasGrad::none) return;
+static void finish_bias_grad(const ops::GemmProblem& p, const float* partials, std::int64_t parts,
+                             std::int64_t m_padded, double* totals, bool totals_ready = false) {
+  if (p.bias_grad == ops::GemmBiasGrad::none) return;
   const std::int64_t m = p.args.m;
-  if (p.bias_grad == GemmBiasGrad::rows_of_d) {
+  if (p.bias_grad == ops::GemmBiasGrad::rows_of_d) {
     for (std::int64_t i = 0; i < m; ++i) totals[i] = 0.0;
     for (std::int64_t js = 0; js < parts; ++js) {
       const float* row = partials + js * m_padded;
@@ -324,12 +324,12 @@ static void finish_bias_grad(const GemmProblem& p, const float* partials, std::i
   } else if (!totals_ready) {
     gemm_operand_sums(p, totals);
   }
-  gemm_write_bias_grad(p, totals, p.bias_grad == GemmBiasGrad::cols_of_b ? p.args.n : m);
+  gemm_write_bias_grad(p, totals, p.bias_grad == ops::GemmBiasGrad::cols_of_b ? p.args.n : m);
 }
 
 // The driver for one activation type.
 template <class T, class Act>
-static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
+static void gemm_driver(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   using Packed = typename T::Packed;
   constexpr std::int64_t MR = T::kMr, NR = T::kNr;
   const GemmArgs& a = p.args;
@@ -337,7 +337,7 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t kp = ceil_div(k, k_step<T>()) * k_step<T>();
   const std::int64_t m_slivers = ceil_div(m, MR), n_slivers = ceil_div(n, NR);
   const std::int64_t m_padded = m_slivers * MR;
-  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+  const bool row_sums = p.bias_grad == ops::GemmBiasGrad::rows_of_d;
 
   // Blocking from the caches (gemm_blocking.cpp): k in blocks of <= kc, an MC x kc block of packed A
   // in L2 while the NC slivers of B pass, each B sliver's kc part in L1 while the A slivers of
@@ -367,9 +367,9 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::size_t b_bytes = align64(static_cast<std::size_t>(n_slivers * NR * kp) * sizeof(Packed));
   const std::size_t bias_bytes = p.has_bias ? align64(static_cast<std::size_t>(m_padded) * 4) : 0;
   const std::size_t grad_bytes = row_sums ? align64(static_cast<std::size_t>(n_slivers * m_padded) * 4) : 0;
-  const std::int64_t grad_length = p.bias_grad == GemmBiasGrad::cols_of_b ? n : m;
+  const std::int64_t grad_length = p.bias_grad == ops::GemmBiasGrad::cols_of_b ? n : m;
   const std::size_t totals_bytes =
-      p.bias_grad != GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
+      p.bias_grad != ops::GemmBiasGrad::none ? align64(static_cast<std::size_t>(grad_length) * 8) : 0;
   unsigned char* ws = static_cast<unsigned char*>(
       gemm_workspace(a_bytes + b_bytes + bias_bytes + grad_bytes + totals_bytes + parked_bytes + 64));
   Packed* packed_a = reinterpret_cast<Packed*>(ws);
@@ -461,16 +461,16 @@ static void gemm_driver(const GemmProblem& p, GemmCounters& counters) {
 
 // The one place the activation becomes a template parameter: Engine::run<Act>(p, counters).
 template <class Engine>
-static void gemm_run_engine(const GemmProblem& p, GemmCounters& counters) {
+static void gemm_run_engine(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   const bool tanh = p.args.epilogue.gelu == GeluVariant::tanh;
   switch (p.activation) {
-    case GemmActivation::none: return Engine::template run<ActNone>(p, counters);
-    case GemmActivation::relu: return Engine::template run<ActRelu>(p, counters);
-    case GemmActivation::gelu:
+    case ops::GemmActivation::none: return Engine::template run<ActNone>(p, counters);
+    case ops::GemmActivation::relu: return Engine::template run<ActRelu>(p, counters);
+    case ops::GemmActivation::gelu:
       return tanh ? Engine::template run<ActGelu<GeluVariant::tanh>>(p, counters)
                   : Engine::template run<ActGelu<GeluVariant::erf>>(p, counters);
-    case GemmActivation::drelu: return Engine::template run<ActDRelu>(p, counters);
-    case GemmActivation::dgelu:
+    case ops::GemmActivation::drelu: return Engine::template run<ActDRelu>(p, counters);
+    case ops::GemmActivation::dgelu:
       return tanh ? Engine::template run<ActDGelu<GeluVariant::tanh>>(p, counters)
                   : Engine::template run<ActDGelu<GeluVariant::erf>>(p, counters);
   }
@@ -479,14 +479,14 @@ static void gemm_run_engine(const GemmProblem& p, GemmCounters& counters) {
 template <class T>
 struct BlockedEngine {
   template <class Act>
-  static void run(const GemmProblem& p, GemmCounters& counters) {
+  static void run(const ops::GemmProblem& p, ops::GemmCounters& counters) {
     gemm_driver<T, Act>(p, counters);
   }
 };
 
 // The blocked (packing) engine of micro-kernel traits T.
 template <class T>
-static void gemm_run(const GemmProblem& p, GemmCounters& counters) {
+static void gemm_run(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   gemm_run_engine<BlockedEngine<T>>(p, counters);
 }
 

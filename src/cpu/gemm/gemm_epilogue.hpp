@@ -79,7 +79,7 @@ struct ActDGelu {
 
 // What the epilogue of every tile needs, fixed for the call.
 struct EpilogueContext {
-  const GemmProblem* p;
+  const ops::GemmProblem* p;
   const float* bias;     // fp32 copy, padded with zeros to whole slivers (or null)
   float* grad_partials;  // [n_slivers][m_padded] row sums per NR sliver (or null)
   std::int64_t m_padded;
@@ -123,9 +123,8 @@ template <class T>
 // The first `count` (0..kLanes) lanes of x rounded to dtype t at dst (T::store_row's rounding),
 // with store_output's fp16 rule.
 template <class T>
-[[gnu::always_inline]] static inline void store_lanes(unsigned char* dst, DType t, typename T::V x,
-                                                      std::int64_t count, bool flush,
-                                                      std::int64_t& subnormal_outputs) {
+[[gnu::always_inline]] static inline void store_lanes(unsigned char* dst, DType t, typename T::V x, std::int64_t count,
+                                                      bool flush, std::int64_t& subnormal_outputs) {
   if (count <= 0) return;
   if (t == DType::bf16) {
     T::template store<DType::bf16>(dst, 0, x, count);
@@ -178,7 +177,7 @@ static inline void prefetch_columns(const void* base, DType t, std::int64_t ld, 
 template <class Act>
 static inline void prefetch_epilogue(const EpilogueContext& ctx, std::int64_t i0, std::int64_t j0, std::int64_t mv,
                                      std::int64_t nv) {
-  const GemmProblem& p = *ctx.p;
+  const ops::GemmProblem& p = *ctx.p;
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   if (p.use_c) prefetch_columns(a.c, a.c_dtype, a.ldc, i0, j0, mv, nv);
@@ -203,11 +202,11 @@ static void epilogue_tile_as(const EpilogueContext& ctx, const float* tile, std:
   using V = typename T::V;
   constexpr std::int64_t MR = T::kMr, L = T::kLanes, NV = MR / L;
   static_assert(MR % L == 0, "tile columns of whole vectors");
-  const GemmProblem& p = *ctx.p;
+  const ops::GemmProblem& p = *ctx.p;
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   const bool scale = a.alpha != 1.0f, use_c = p.use_c, aux_out = p.aux_out, flush = p.flush;
-  const bool has_bias = ctx.bias != nullptr, row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+  const bool has_bias = ctx.bias != nullptr, row_sums = p.bias_grad == ops::GemmBiasGrad::rows_of_d;
   const V alpha = T::set1(a.alpha), beta = T::set1(a.beta);
   const std::int64_t dsize = static_cast<std::int64_t>(dtype_size(a.d_dtype));
   const std::int64_t csize = static_cast<std::int64_t>(dtype_size(a.c_dtype));
@@ -219,7 +218,7 @@ static void epilogue_tile_as(const EpilogueContext& ctx, const float* tile, std:
   unsigned char* aux_col =
       e.aux != nullptr ? static_cast<unsigned char*>(e.aux) + (i0 + j0 * e.aux_ld) * auxsize : nullptr;
   constexpr std::int64_t kGroup = 2, kAhead = 2;  // columns
-  std::int64_t count[NV];  // valid rows per vector
+  std::int64_t count[NV];                         // valid rows per vector
   V bias[NV], sums[NV];
   for (std::int64_t v = 0; v < NV; ++v) {
     count[v] = mv - v * L < 0 ? 0 : mv - v * L > L ? L : mv - v * L;
@@ -246,7 +245,8 @@ static void epilogue_tile_as(const EpilogueContext& ctx, const float* tile, std:
         x[c][v] = T::load(tile + (jg + c) * tile_ld + v * L);
         if (scale) x[c][v] = T::mul(x[c][v], alpha);
         if (use_c)
-          x[c][v] = T::add(x[c][v], T::mul(beta, load_lanes<T>(c_col + (c * a.ldc + v * L) * csize, a.c_dtype, n_rows)));
+          x[c][v] =
+              T::add(x[c][v], T::mul(beta, load_lanes<T>(c_col + (c * a.ldc + v * L) * csize, a.c_dtype, n_rows)));
         if (has_bias) x[c][v] = T::add(x[c][v], bias[v]);
         unsigned char* aux_at = aux_out || Act::kReadsAux ? aux_col + (c * e.aux_ld + v * L) * auxsize : nullptr;
         if (aux_out) {

@@ -13,7 +13,7 @@ constexpr ops::KernelNeeds kAvx2{Device::cpu, Isa::avx2, false};
 constexpr ops::KernelNeeds kRef{Device::cpu, Isa::ref, false};
 
 // The bf16 micro-kernels (AVX512_BF16, AMX) multiply bf16 pairs: both operands bf16 as the mode sees them.
-const char* bf16_declines(const GemmProblem& problem) {
+const char* bf16_declines(const ops::GemmProblem& problem) {
   const auto bf16_like = [&](DType t) { return t == DType::bf16 || (t == DType::f16 && problem.alt); };
   if (bf16_like(problem.args.a_dtype) && bf16_like(problem.args.b_dtype)) return nullptr;
   return "only bf16 operands (bf16, or f16 in the alt mode)";
@@ -21,14 +21,14 @@ const char* bf16_declines(const GemmProblem& problem) {
 
 }  // namespace
 
-const char* gemm_skinny_declines(const GemmProblem& problem) {
+const char* gemm_skinny_declines(const ops::GemmProblem& problem) {
   const std::int64_t small = problem.args.m < problem.args.n ? problem.args.m : problem.args.n;
   if (small >= 1 && small <= gemm_skinny_max) return nullptr;
   return small < 1 ? "only 1 <= min(m, n): the problem is empty" : "only min(m, n) <= 16 (gemm_skinny_max)";
 }
 
-std::span<const GemmKernel> gemm_kernels() {
-  static const GemmKernel kernels[] = {
+std::span<const ops::GemmKernel> gemm_kernels() {
+  static const ops::GemmKernel kernels[] = {
       {"gemm_skinny_f32_avx512", kAvx512, gemm_skinny_declines, gemm_run_skinny_f32_avx512},
       {"gemm_ukernel_bf16_32x32_amx", kAmx, bf16_declines, gemm_run_bf16_amx},
       {"gemm_ukernel_bf16_32x12_avx512bf16", kAvx512Bf16, bf16_declines, gemm_run_bf16_avx512bf16},

@@ -42,7 +42,7 @@ double gemm_round_to(DType t, double x) {
   return x;
 }
 
-void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, GemmCounters& counters) {
+void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, ops::GemmCounters& counters) {
   float v = static_cast<float>(gemm_round_to(t, x));  // exact: representable in t
   if (t == DType::f16 && v != 0.0f && std::fabs(v) < 0x1p-14f) {
     ++counters.fp16_subnormal_outputs;
@@ -51,7 +51,7 @@ void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flus
   store_element(base, t, i, v);
 }
 
-void gemm_write_bias_grad(const GemmProblem& problem, const double* sums, std::int64_t length) {
+void gemm_write_bias_grad(const ops::GemmProblem& problem, const double* sums, std::int64_t length) {
   const GemmEpilogue& e = problem.args.epilogue;
   for (std::int64_t i = 0; i < length; ++i) {
     double v = sums[i];
@@ -107,9 +107,9 @@ void operand_sums(const void* base, std::int64_t length, std::int64_t k, std::in
 
 }  // namespace
 
-void gemm_operand_sums(const GemmProblem& problem, double* sums) {
+void gemm_operand_sums(const ops::GemmProblem& problem, double* sums) {
   const GemmArgs& a = problem.args;
-  const bool rows_of_a = problem.bias_grad == GemmBiasGrad::rows_of_a;
+  const bool rows_of_a = problem.bias_grad == ops::GemmBiasGrad::rows_of_a;
   const std::int64_t length = rows_of_a ? a.m : a.n, k = a.k;
   const void* base = rows_of_a ? a.a : a.b;
   const DType t = rows_of_a ? a.a_dtype : a.b_dtype;
@@ -120,11 +120,11 @@ void gemm_operand_sums(const GemmProblem& problem, double* sums) {
   visit_dtype(t, [&]<DType T>() { operand_sums<T>(base, length, k, r_stride, k_stride, sums); });
 }
 
-void gemm_write_bias_grad_only(const GemmProblem& problem) {
-  if (problem.bias_grad == GemmBiasGrad::none) return;
-  const std::int64_t length = problem.bias_grad == GemmBiasGrad::cols_of_b ? problem.args.n : problem.args.m;
+void gemm_write_bias_grad_only(const ops::GemmProblem& problem) {
+  if (problem.bias_grad == ops::GemmBiasGrad::none) return;
+  const std::int64_t length = problem.bias_grad == ops::GemmBiasGrad::cols_of_b ? problem.args.n : problem.args.m;
   auto* sums = static_cast<double*>(gemm_workspace(static_cast<std::size_t>(length) * sizeof(double)));
-  if (problem.bias_grad == GemmBiasGrad::rows_of_d) {
+  if (problem.bias_grad == ops::GemmBiasGrad::rows_of_d) {
     for (std::int64_t i = 0; i < length; ++i) sums[i] = 0.0;  // D is empty: sums over no column
   } else {
     gemm_operand_sums(problem, sums);

@@ -17,7 +17,7 @@ namespace {
 
 // An operand element as the mode sees it: f16 subnormals counted; flushed (flush) or every f16
 // value rounded to bf16 (alt).
-double operand(const GemmProblem& p, const void* base, DType t, std::int64_t i, GemmCounters& counters) {
+double operand(const ops::GemmProblem& p, const void* base, DType t, std::int64_t i, ops::GemmCounters& counters) {
   float v = static_cast<float>(load_element(base, t, i));
   if (t != DType::f16) return v;
   if (gemm_math::is_f16_subnormal_input(v)) {
@@ -50,7 +50,7 @@ double gelu_derivative(double x, GeluVariant v) {
 }  // namespace
 
 // opA: [m, k] (row i contiguous over k), opB: [n, k] (column j contiguous over k), in double.
-void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
+void gemm_reference(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   const std::int64_t m = a.m, n = a.n, k = a.k;
@@ -62,7 +62,7 @@ void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
     for (std::int64_t kk = 0; kk < k; ++kk)
       op_b[j * k + kk] = operand(p, a.b, a.b_dtype, a.op_b == Op::N ? kk + j * a.ldb : j + kk * a.ldb, counters);
 
-  std::vector<double> bias_sums(static_cast<std::size_t>(p.bias_grad == GemmBiasGrad::cols_of_b ? n : m), 0.0);
+  std::vector<double> bias_sums(static_cast<std::size_t>(p.bias_grad == ops::GemmBiasGrad::cols_of_b ? n : m), 0.0);
   for (std::int64_t j = 0; j < n; ++j) {
     for (std::int64_t i = 0; i < m; ++i) {
       double acc = 0.0;
@@ -72,29 +72,29 @@ void gemm_reference(const GemmProblem& p, GemmCounters& counters) {
       if (p.has_bias) x += load_element(e.bias, e.bias_dtype, i);
       if (p.aux_out) gemm_store_rounded(e.aux, i + j * e.aux_ld, e.aux_dtype, x, p.flush, counters);
       switch (p.activation) {
-        case GemmActivation::none: break;
-        case GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
-        case GemmActivation::gelu: x = gelu(x, e.gelu); break;
-        case GemmActivation::drelu: x = load_element(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
-        case GemmActivation::dgelu:
+        case ops::GemmActivation::none: break;
+        case ops::GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
+        case ops::GemmActivation::gelu: x = gelu(x, e.gelu); break;
+        case ops::GemmActivation::drelu: x = load_element(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
+        case ops::GemmActivation::dgelu:
           x *= gelu_derivative(load_element(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu);
           break;
       }
-      if (p.bias_grad == GemmBiasGrad::rows_of_d) bias_sums[i] += x;
+      if (p.bias_grad == ops::GemmBiasGrad::rows_of_d) bias_sums[i] += x;
       gemm_store_rounded(a.d, i + j * a.ldd, a.d_dtype, x, p.flush, counters);
     }
   }
   // BGRADA / BGRADB sum the operands as given, not as the fp16 mode sees them.
-  if (p.bias_grad == GemmBiasGrad::rows_of_a) {
+  if (p.bias_grad == ops::GemmBiasGrad::rows_of_a) {
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t kk = 0; kk < k; ++kk)
         bias_sums[i] += load_element(a.a, a.a_dtype, a.op_a == Op::N ? i + kk * a.lda : kk + i * a.lda);
-  } else if (p.bias_grad == GemmBiasGrad::cols_of_b) {
+  } else if (p.bias_grad == ops::GemmBiasGrad::cols_of_b) {
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t kk = 0; kk < k; ++kk)
         bias_sums[j] += load_element(a.b, a.b_dtype, a.op_b == Op::N ? kk + j * a.ldb : j + kk * a.ldb);
   }
-  if (p.bias_grad != GemmBiasGrad::none)
+  if (p.bias_grad != ops::GemmBiasGrad::none)
     gemm_write_bias_grad(p, bias_sums.data(), static_cast<std::int64_t>(bias_sums.size()));
 }
 

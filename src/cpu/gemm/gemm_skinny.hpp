@@ -33,7 +33,7 @@ namespace {
 
 constexpr std::int64_t kSkinnyMax = gemm_skinny_max;  // min(m, n) up to this (gemm_kernels.hpp)
 
-constexpr std::int64_t kAxpyKb = 16, kDotRows = 32;  // see skinny_rows
+constexpr std::int64_t kAxpyKb = 16, kDotRows = 32;         // see skinny_rows
 constexpr std::int64_t kSumBlock = gemm_operand_sum_block;  // BGRADA/BGRADB sums of W, see skinny_rows
 
 struct SkinnyMode {
@@ -335,7 +335,7 @@ static SkinnySplit skinny_split(std::int64_t wrows, std::int64_t k, bool dot) {
 
 // The skinny driver for one activation type.
 template <class Ops, class Act>
-static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
+static void gemm_skinny_driver(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   constexpr std::int64_t MR = Ops::kMr;
   const GemmArgs& a = p.args;
   const std::int64_t m = a.m, n = a.n, k = a.k;
@@ -354,11 +354,11 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
   const std::int64_t rb = split.rb, blocks = split.blocks, chunks = split.chunks;
   const std::int64_t units = blocks * chunks, wld = blocks * rb;  // wld: W rows padded to whole blocks
   const std::int64_t m_padded = ceil_div(m, MR) * MR;
-  const bool row_sums = p.bias_grad == GemmBiasGrad::rows_of_d;
+  const bool row_sums = p.bias_grad == ops::GemmBiasGrad::rows_of_d;
   const std::int64_t parts = by_rows ? 1 : blocks;  // bias-gradient partials
   // BGRADA (n small) / BGRADB (m small) sum W: taken in the same pass over W, per sum block.
-  const bool w_sums = k > 0 && ((by_rows && p.bias_grad == GemmBiasGrad::rows_of_a) ||
-                                (!by_rows && p.bias_grad == GemmBiasGrad::cols_of_b));
+  const bool w_sums = k > 0 && ((by_rows && p.bias_grad == ops::GemmBiasGrad::rows_of_a) ||
+                                (!by_rows && p.bias_grad == ops::GemmBiasGrad::cols_of_b));
   const std::int64_t sum_blocks = w_sums ? ceil_div(k, kSumBlock) : 0;
 
   const std::size_t s_bytes = align64(static_cast<std::size_t>(cols * (dot ? kpad : k) + 1) * 4);
@@ -476,7 +476,7 @@ static void gemm_skinny_driver(const GemmProblem& p, GemmCounters& counters) {
 template <class Ops>
 struct SkinnyEngine {
   template <class Act>
-  static void run(const GemmProblem& p, GemmCounters& counters) {
+  static void run(const ops::GemmProblem& p, ops::GemmCounters& counters) {
     gemm_skinny_driver<Ops, Act>(p, counters);
   }
 };

@@ -16,7 +16,7 @@ struct SkinnyAvx2 : Avx2Ops {
 
 }  // namespace
 
-void gemm_run_skinny_f32_avx2(const GemmProblem& problem, GemmCounters& counters) {
+void gemm_run_skinny_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
   gemm_run_engine<SkinnyEngine<SkinnyAvx2>>(problem, counters);
 }
 

@@ -17,7 +17,7 @@ struct SkinnyAvx512 : Avx512Ops {
 
 }  // namespace
 
-void gemm_run_skinny_f32_avx512(const GemmProblem& problem, GemmCounters& counters) {
+void gemm_run_skinny_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
   gemm_run_engine<SkinnyEngine<SkinnyAvx512>>(problem, counters);
 }
 

@@ -128,6 +128,8 @@ struct Bf16Amx : Avx512Ops {
 
 }  // namespace
 
-void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters) { gemm_run<Bf16Amx>(problem, counters); }
+void gemm_run_bf16_amx(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
+  gemm_run<Bf16Amx>(problem, counters);
+}
 
 }  // namespace ampkit::cpu

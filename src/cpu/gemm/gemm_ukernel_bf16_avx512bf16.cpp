@@ -53,7 +53,7 @@ struct Bf16Avx512 : Avx512Ops {
 
 }  // namespace
 
-void gemm_run_bf16_avx512bf16(const GemmProblem& problem, GemmCounters& counters) {
+void gemm_run_bf16_avx512bf16(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
   gemm_run<Bf16Avx512>(problem, counters);
 }
 

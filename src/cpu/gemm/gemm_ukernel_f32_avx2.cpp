@@ -45,6 +45,8 @@ struct F32Avx2 : Avx2Ops {
 
 }  // namespace
 
-void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters) { gemm_run<F32Avx2>(problem, counters); }
+void gemm_run_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
+  gemm_run<F32Avx2>(problem, counters);
+}
 
 }  // namespace ampkit::cpu

@@ -51,6 +51,8 @@ struct F32Avx512 : Avx512Ops {
 
 }  // namespace
 
-void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters) { gemm_run<F32Avx512>(problem, counters); }
+void gemm_run_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
+  gemm_run<F32Avx512>(problem, counters);
+}
 
 }  // namespace ampkit::cpu

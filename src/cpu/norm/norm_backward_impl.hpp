@@ -217,7 +217,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kDx, bool kGra
 // added into the fp32 totals in block order, column by column. Finally dgamma = total (+ old
 // value with accumulate), rounded once to P.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kNeedX>
-void backward_rows(const NormBackwardProblem& p) {
+void backward_rows(const ops::NormBackwardProblem& p) {
   using V = typename O::V;
   constexpr std::int64_t kL = O::kLanes;
   const std::int64_t n = p.n, rows = p.rows;
@@ -286,8 +286,7 @@ void backward_rows(const NormBackwardProblem& p) {
   const std::int64_t stride = std::max((n + 15) / 16 * 16, across);
   const std::int64_t blocks = (rows + kNormRowBlock - 1) / kNormRowBlock;
   const std::int64_t fit = kNormWaveScratchBytes / (2 * stride * static_cast<std::int64_t>(sizeof(float)));
-  const std::int64_t wave =
-      threads > 1 ? min_i64(blocks, std::max(kNormBlocksPerThreadPerWave * threads, fit)) : 1;
+  const std::int64_t wave = threads > 1 ? min_i64(blocks, std::max(kNormBlocksPerThreadPerWave * threads, fit)) : 1;
   float* const total = norm_scratch((2 + 2 * wave) * stride);
   float* const partials = total + 2 * stride;
   for (std::int64_t j = 0; j < 2 * stride; j += kL) O::template store<DType::f32>(total, j, O::zero(), kL);
@@ -347,7 +346,7 @@ void backward_rows(const NormBackwardProblem& p) {
 // The one place where the runtime dtypes and the presence of gamma and x become template
 // parameters (P = X when the parameters have x's dtype, else f32).
 template <class O, bool kRms>
-void norm_backward_dispatch(const NormBackwardProblem& p) {
+void norm_backward_dispatch(const ops::NormBackwardProblem& p) {
   auto with_params = [&]<DType X, DType P>() {
     if (p.x == nullptr) return backward_rows<O, X, P, kRms, false, false>(p);  // dbeta only
     if (p.gamma != nullptr) return backward_rows<O, X, P, kRms, true, true>(p);

@@ -6,7 +6,7 @@
 
 namespace ampkit::cpu {
 
-void layer_norm_bwd_avx2(const NormBackwardProblem& p) { norm_backward_dispatch<Avx2Ops, false>(p); }
-void rms_norm_bwd_avx2(const NormBackwardProblem& p) { norm_backward_dispatch<Avx2Ops, true>(p); }
+void layer_norm_bwd_avx2(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx2Ops, false>(p); }
+void rms_norm_bwd_avx2(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx2Ops, true>(p); }
 
 }  // namespace ampkit::cpu

@@ -6,7 +6,7 @@
 
 namespace ampkit::cpu {
 
-void layer_norm_bwd_avx512(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, false>(p); }
-void rms_norm_bwd_avx512(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
+void layer_norm_bwd_avx512(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, false>(p); }
+void rms_norm_bwd_avx512(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
 
 }  // namespace ampkit::cpu

@@ -7,7 +7,7 @@
 
 namespace ampkit::cpu {
 
-void layer_norm_bwd_avx512bf16(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, false>(p); }
-void rms_norm_bwd_avx512bf16(const NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
+void layer_norm_bwd_avx512bf16(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, false>(p); }
+void rms_norm_bwd_avx512bf16(const ops::NormBackwardProblem& p) { norm_backward_dispatch<Avx512Ops, true>(p); }
 
 }  // namespace ampkit::cpu

@@ -202,7 +202,7 @@ template <class O, DType X, DType XR, DType P, bool kRms, bool kGamma, bool kBet
 // statistics in one pass (row_stats_one_pass), so such a row is read twice in all, not three times.
 // wide: [kR, n] f32 scratch (used when x is narrower than f32).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
-[[gnu::always_inline]] inline void forward_row_group(const NormForwardProblem& p, std::int64_t r0, float inv_n,
+[[gnu::always_inline]] inline void forward_row_group(const ops::NormForwardProblem& p, std::int64_t r0, float inv_n,
                                                      float* wide, bool stream) {
   constexpr bool kWide = X != DType::f32;
   constexpr DType XR = kWide ? DType::f32 : X;
@@ -220,7 +220,8 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
     const void* xq = kWide ? static_cast<const void*>(wide + q * n) : row_ptr<X>(p.x, r0 + q, n);
     void* const yq = row_ptr<X>(p.y, r0 + q, n);
     if (kR == 1 && stream) {  // only single rows stream; `if constexpr`: no streaming copy for row groups
-      if constexpr (kR == 1) normalize_row<O, X, XR, P, kRms, kGamma, kBeta, true>(xq, yq, p.gamma, p.beta, n, st[q], next);
+      if constexpr (kR == 1)
+        normalize_row<O, X, XR, P, kRms, kGamma, kBeta, true>(xq, yq, p.gamma, p.beta, n, st[q], next);
     } else {
       normalize_row<O, X, XR, P, kRms, kGamma, kBeta, false>(xq, yq, p.gamma, p.beta, n, st[q], next);
     }
@@ -239,8 +240,8 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kR>
 // loaded (widened) once per group, not once per row. Missing rows (q >= count) are zeros and
 // stored nowhere.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
-[[gnu::always_inline]] inline void forward_short_rows(const NormForwardProblem& p, std::int64_t r0, std::int64_t count,
-                                                      float inv_n) {
+[[gnu::always_inline]] inline void forward_short_rows(const ops::NormForwardProblem& p, std::int64_t r0,
+                                                      std::int64_t count, float inv_n) {
   using V = typename O::V;
   constexpr int kL = static_cast<int>(O::kLanes);
   const std::int64_t n = p.n;
@@ -339,7 +340,7 @@ template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
 
 // forward_short_rows over every group of kLanes rows (the last one partial), kV vectors per row.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta, int kV>
-void forward_rows_across(const NormForwardProblem& p, int threads, float inv_n) {
+void forward_rows_across(const ops::NormForwardProblem& p, int threads, float inv_n) {
   const std::int64_t rows = p.rows, groups = (rows + O::kLanes - 1) / O::kLanes;
   auto run = [&](std::int64_t g) __attribute__((always_inline)) {
     const std::int64_t r0 = g * O::kLanes;
@@ -357,7 +358,7 @@ void forward_rows_across(const NormForwardProblem& p, int threads, float inv_n) 
 // `threads` threads. Short rows go in groups of kNormRowGroup (whole groups only; the rest one by
 // one).
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-void forward_long_rows(const NormForwardProblem& q, int threads, float inv_n) {
+void forward_long_rows(const ops::NormForwardProblem& q, int threads, float inv_n) {
   const std::int64_t n = q.n, rows = q.rows;
   const std::int64_t group = n <= kNormShortRow ? kNormRowGroup : 1;
   const std::int64_t groups = rows / group;
@@ -396,7 +397,7 @@ void forward_long_rows(const NormForwardProblem& q, int threads, float inv_n) {
 // All rows: x, y [rows, n]; mean, rstd [rows]. Rows are independent: static split over threads
 // when the call is large enough, else a plain loop on the calling thread.
 template <class O, DType X, DType P, bool kRms, bool kGamma, bool kBeta>
-void forward_rows(const NormForwardProblem& p) {
+void forward_rows(const ops::NormForwardProblem& p) {
   const std::int64_t n = p.n, rows = p.rows;
   const float inv_n = 1.0f / static_cast<float>(n);
   const int threads = rows >= 2 && rows * n >= kNormParallelMinElements ? num_threads() : 1;
@@ -413,7 +414,7 @@ void forward_rows(const NormForwardProblem& p) {
   constexpr std::int64_t kParams = (kGamma ? 1 : 0) + (kBeta ? 1 : 0);
   if constexpr (P != DType::f32 && kParams > 0) {
     if (n * static_cast<std::int64_t>(dtype_size(X) + 4 + 4 * kParams) <= cpu_features().caches.l1d) {
-      NormForwardProblem q = p;
+      ops::NormForwardProblem q = p;
       float* const w = norm_scratch(2 * n);
       if (kGamma) O::template load_row<P>(p.gamma, n, w);
       if (kBeta) O::template load_row<P>(p.beta, n, w + n);
@@ -428,7 +429,7 @@ void forward_rows(const NormForwardProblem& p) {
 // The one place where the runtime dtypes and the presence of gamma/beta become template
 // parameters (P = X when the parameters have x's dtype, else f32).
 template <class O, bool kRms>
-void norm_forward_dispatch(const NormForwardProblem& p) {
+void norm_forward_dispatch(const ops::NormForwardProblem& p) {
   auto with_params = [&]<DType X, DType P>() {
     const bool g = p.gamma != nullptr, b = p.beta != nullptr;
     if constexpr (kRms) {

@@ -7,7 +7,7 @@
 
 namespace ampkit::cpu {
 
-void layer_norm_fwd_avx512bf16(const NormForwardProblem& p) { norm_forward_dispatch<Avx512Ops, false>(p); }
-void rms_norm_fwd_avx512bf16(const NormForwardProblem& p) { norm_forward_dispatch<Avx512Ops, true>(p); }
+void layer_norm_fwd_avx512bf16(const ops::NormForwardProblem& p) { norm_forward_dispatch<Avx512Ops, false>(p); }
+void rms_norm_fwd_avx512bf16(const ops::NormForwardProblem& p) { norm_forward_dispatch<Avx512Ops, true>(p); }
 
 }  // namespace ampkit::cpu

@@ -12,8 +12,8 @@ constexpr ops::KernelNeeds kRef{Device::cpu, Isa::ref, false};
 
 }  // namespace
 
-std::span<const NormForwardEntry> layer_norm_fwd_kernels() {
-  static const NormForwardEntry list[] = {
+std::span<const ops::NormForwardEntry> layer_norm_fwd_kernels() {
+  static const ops::NormForwardEntry list[] = {
       {"layer_norm_fwd_avx512bf16", kAvx512Bf16, nullptr, layer_norm_fwd_avx512bf16},
       {"layer_norm_fwd_avx512", kAvx512, nullptr, layer_norm_fwd_avx512},
       {"layer_norm_fwd_avx2", kAvx2, nullptr, layer_norm_fwd_avx2},
@@ -22,8 +22,8 @@ std::span<const NormForwardEntry> layer_norm_fwd_kernels() {
   return list;
 }
 
-std::span<const NormBackwardEntry> layer_norm_bwd_kernels() {
-  static const NormBackwardEntry list[] = {
+std::span<const ops::NormBackwardEntry> layer_norm_bwd_kernels() {
+  static const ops::NormBackwardEntry list[] = {
       {"layer_norm_bwd_avx512bf16", kAvx512Bf16, nullptr, layer_norm_bwd_avx512bf16},
       {"layer_norm_bwd_avx512", kAvx512, nullptr, layer_norm_bwd_avx512},
       {"layer_norm_bwd_avx2", kAvx2, nullptr, layer_norm_bwd_avx2},
@@ -32,8 +32,8 @@ std::span<const NormBackwardEntry> layer_norm_bwd_kernels() {
   return list;
 }
 
-std::span<const NormForwardEntry> rms_norm_fwd_kernels() {
-  static const NormForwardEntry list[] = {
+std::span<const ops::NormForwardEntry> rms_norm_fwd_kernels() {
+  static const ops::NormForwardEntry list[] = {
       {"rms_norm_fwd_avx512bf16", kAvx512Bf16, nullptr, rms_norm_fwd_avx512bf16},
       {"rms_norm_fwd_avx512", kAvx512, nullptr, rms_norm_fwd_avx512},
       {"rms_norm_fwd_avx2", kAvx2, nullptr, rms_norm_fwd_avx2},
@@ -42,8 +42,8 @@ std::span<const NormForwardEntry> rms_norm_fwd_kernels() {
   return list;
 }
 
-std::span<const NormBackwardEntry> rms_norm_bwd_kernels() {
-  static const NormBackwardEntry list[] = {
+std::span<const ops::NormBackwardEntry> rms_norm_bwd_kernels() {
+  static const ops::NormBackwardEntry list[] = {
       {"rms_norm_bwd_avx512bf16", kAvx512Bf16, nullptr, rms_norm_bwd_avx512bf16},
       {"rms_norm_bwd_avx512", kAvx512, nullptr, rms_norm_bwd_avx512},
       {"rms_norm_bwd_avx2", kAvx2, nullptr, rms_norm_bwd_avx2},

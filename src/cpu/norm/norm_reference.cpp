@@ -42,7 +42,7 @@ char* row(void* base, DType t, std::int64_t r, std::int64_t n) {
 // x: [rows, n] -> y: [rows, n]; mean/rstd: [rows].
 //   mu = sum(x)/n, var = sum((x - mu)^2)/n (LayerNorm) or mu = 0, var = sum(x^2)/n (RMSNorm),
 //   r = 1/sqrt(var + eps), y = (x - mu) * r * gamma + beta.
-void forward(const NormForwardProblem& p, bool rms) {
+void forward(const ops::NormForwardProblem& p, bool rms) {
   const double n = static_cast<double>(p.n);
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const char* x = row(p.x, p.x_dtype, r, p.n);
@@ -73,7 +73,7 @@ void forward(const NormForwardProblem& p, bool rms) {
 // With g = gamma * dy and xhat = (x - mean) * rstd (mean = 0 for RMSNorm):
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) term for RMSNorm)
 //   dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy.
-void backward(const NormBackwardProblem& p, bool rms) {
+void backward(const ops::NormBackwardProblem& p, bool rms) {
   const double n = static_cast<double>(p.n);
   const bool need_x = p.dx != nullptr || p.dgamma != nullptr;
   // dgamma/dbeta are accumulated in double over all rows in the first n slots of a scratch
@@ -117,9 +117,9 @@ void backward(const NormBackwardProblem& p, bool rms) {
 
 }  // namespace
 
-void layer_norm_fwd_ref(const NormForwardProblem& p) { forward(p, false); }
-void rms_norm_fwd_ref(const NormForwardProblem& p) { forward(p, true); }
-void layer_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, false); }
-void rms_norm_bwd_ref(const NormBackwardProblem& p) { backward(p, true); }
+void layer_norm_fwd_ref(const ops::NormForwardProblem& p) { forward(p, false); }
+void rms_norm_fwd_ref(const ops::NormForwardProblem& p) { forward(p, true); }
+void layer_norm_bwd_ref(const ops::NormBackwardProblem& p) { backward(p, false); }
+void rms_norm_bwd_ref(const ops::NormBackwardProblem& p) { backward(p, true); }
 
 }  // namespace ampkit::cpu

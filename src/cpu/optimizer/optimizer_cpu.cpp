@@ -22,7 +22,7 @@ constexpr std::int64_t kGroup = 2048;  // norm blocks per parallel region (16 Ki
 std::int64_t blocks_of(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
 
 template <DType G, DType C, bool kCopy>
-void adamw_typed(const AdamWProblem& p) {
+void adamw_typed(const ops::AdamWProblem& p) {
   const double beta1 = p.beta1, beta2 = p.beta2;
   const float b1 = p.beta1, b2 = p.beta2;
   const float c1 = static_cast<float>(1.0 - beta1);
@@ -56,7 +56,7 @@ void adamw_typed(const AdamWProblem& p) {
 }
 
 template <DType G, DType C, bool kCopy>
-void sgd_typed(const SgdProblem& p) {
+void sgd_typed(const ops::SgdProblem& p) {
   const float lr = p.lr, mu = p.momentum, wd = p.weight_decay, scale = p.grad_scale;
   float* __restrict param = p.param;
   float* __restrict buf = p.momentum_buffer;
@@ -157,17 +157,17 @@ bool view_finite(const void* x, std::int64_t n) {
 
 }  // namespace
 
-void adamw_cpu(const AdamWProblem& p) {
+void adamw_cpu(const ops::AdamWProblem& p) {
   visit_step(p.grad_dtype, p.param_copy, p.param_copy_dtype,
              [&]<DType G, DType C, bool kCopy>() { adamw_typed<G, C, kCopy>(p); });
 }
 
-void sgd_cpu(const SgdProblem& p) {
+void sgd_cpu(const ops::SgdProblem& p) {
   visit_step(p.grad_dtype, p.param_copy, p.param_copy_dtype,
              [&]<DType G, DType C, bool kCopy>() { sgd_typed<G, C, kCopy>(p); });
 }
 
-double global_grad_norm_cpu(const ViewsProblem& p) {
+double global_grad_norm_cpu(const ops::ViewsProblem& p) {
   double total = 0.0;
   for (const TensorView& view : p.views) {
     const std::int64_t n = view.numel();
@@ -177,7 +177,7 @@ double global_grad_norm_cpu(const ViewsProblem& p) {
   return std::sqrt(total);
 }
 
-bool all_finite_cpu(const ViewsProblem& p) {
+bool all_finite_cpu(const ops::ViewsProblem& p) {
   for (const TensorView& view : p.views) {
     const std::int64_t n = view.numel();
     if (n == 0) continue;

@@ -9,7 +9,7 @@
 
 namespace ampkit::cpu {
 
-void adamw_reference(const AdamWProblem& p) {
+void adamw_reference(const ops::AdamWProblem& p) {
   const double beta1 = p.beta1, beta2 = p.beta2, lr = p.lr, eps = p.eps, wd = p.weight_decay;
   const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(p.step));
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(p.step));
@@ -26,7 +26,7 @@ void adamw_reference(const AdamWProblem& p) {
   }
 }
 
-void sgd_reference(const SgdProblem& p) {
+void sgd_reference(const ops::SgdProblem& p) {
   const double lr = p.lr, mu = p.momentum, wd = p.weight_decay;
   for (std::int64_t i = 0; i < p.n; ++i) {
     const double old = p.param[i];
@@ -39,7 +39,7 @@ void sgd_reference(const SgdProblem& p) {
   }
 }
 
-double global_grad_norm_reference(const ViewsProblem& p) {
+double global_grad_norm_reference(const ops::ViewsProblem& p) {
   double total = 0.0;
   for (const TensorView& view : p.views) {
     const std::int64_t n = view.numel();
@@ -51,7 +51,7 @@ double global_grad_norm_reference(const ViewsProblem& p) {
   return std::sqrt(total);
 }
 
-bool all_finite_reference(const ViewsProblem& p) {
+bool all_finite_reference(const ops::ViewsProblem& p) {
   for (const TensorView& view : p.views) {
     const std::int64_t n = view.numel();
     for (std::int64_t i = 0; i < n; ++i)

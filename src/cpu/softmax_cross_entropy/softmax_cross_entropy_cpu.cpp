@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::int64_t kParallelMinElements = 1 << 13;
 
-bool parallel_rows(const SoftmaxCrossEntropyProblem& p) {
+bool parallel_rows(const ops::SoftmaxCrossEntropyProblem& p) {
   return p.rows > 1 && p.rows * p.classes >= kParallelMinElements;
 }
 
@@ -42,7 +42,7 @@ float row_log_sum_exp(const void* x, std::int64_t classes) {
 }
 
 template <DType X>
-void forward_typed(const SoftmaxCrossEntropyProblem& p) {
+void forward_typed(const ops::SoftmaxCrossEntropyProblem& p) {
 #pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel_rows(p))
   for (std::int64_t r = 0; r < p.rows; ++r)
     p.lse[r] = row_log_sum_exp<X>(row_address(p.logits, X, p.logits_row_stride, r), p.classes);
@@ -55,7 +55,7 @@ void forward_typed(const SoftmaxCrossEntropyProblem& p) {
 }
 
 template <DType X, DType D>
-void backward_typed(const SoftmaxCrossEntropyProblem& p) {
+void backward_typed(const ops::SoftmaxCrossEntropyProblem& p) {
   const float scale = static_cast<float>(double{p.dloss} / static_cast<double>(p.rows));
 #pragma omp parallel for schedule(static) num_threads(ampkit::num_threads()) if (parallel_rows(p))
   for (std::int64_t r = 0; r < p.rows; ++r) {
@@ -72,11 +72,11 @@ void backward_typed(const SoftmaxCrossEntropyProblem& p) {
 
 }  // namespace
 
-void softmax_cross_entropy_forward_cpu(const SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_forward_cpu(const ops::SoftmaxCrossEntropyProblem& p) {
   visit_dtype(p.logits_dtype, [&]<DType X>() { forward_typed<X>(p); });
 }
 
-void softmax_cross_entropy_backward_cpu(const SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_backward_cpu(const ops::SoftmaxCrossEntropyProblem& p) {
   visit_dtype(p.logits_dtype,
               [&]<DType X>() { visit_dtype(p.dlogits_dtype, [&]<DType D>() { backward_typed<X, D>(p); }); });
 }

@@ -4,8 +4,8 @@
 
 namespace ampkit::cpu {
 
-std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels() {
-  static const SoftmaxCrossEntropyEntry kernels[] = {
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels() {
+  static const ops::SoftmaxCrossEntropyEntry kernels[] = {
       {"softmax_cross_entropy_fwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, softmax_cross_entropy_forward_cpu},
       {"softmax_cross_entropy_fwd_reference",
        {Device::cpu, Isa::ref, false},
@@ -15,8 +15,8 @@ std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels(
   return kernels;
 }
 
-std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels() {
-  static const SoftmaxCrossEntropyEntry kernels[] = {
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels() {
+  static const ops::SoftmaxCrossEntropyEntry kernels[] = {
       {"softmax_cross_entropy_bwd_cpu", {Device::cpu, Isa::ref, false}, nullptr, softmax_cross_entropy_backward_cpu},
       {"softmax_cross_entropy_bwd_reference",
        {Device::cpu, Isa::ref, false},

@@ -11,7 +11,7 @@ namespace ampkit::cpu {
 namespace {
 
 // Row r's log-sum-exp in double.
-double row_lse(const SoftmaxCrossEntropyProblem& p, std::int64_t r) {
+double row_lse(const ops::SoftmaxCrossEntropyProblem& p, std::int64_t r) {
   const void* x = row_address(p.logits, p.logits_dtype, p.logits_row_stride, r);
   double m = -INFINITY;
   for (std::int64_t j = 0; j < p.classes; ++j) m = std::max(m, double{load_element(x, p.logits_dtype, j)});
@@ -22,7 +22,7 @@ double row_lse(const SoftmaxCrossEntropyProblem& p, std::int64_t r) {
 
 }  // namespace
 
-double softmax_cross_entropy_loss_reference(const SoftmaxCrossEntropyProblem& p) {
+double softmax_cross_entropy_loss_reference(const ops::SoftmaxCrossEntropyProblem& p) {
   double total = 0.0;
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const void* x = row_address(p.logits, p.logits_dtype, p.logits_row_stride, r);
@@ -31,13 +31,13 @@ double softmax_cross_entropy_loss_reference(const SoftmaxCrossEntropyProblem& p)
   return total / static_cast<double>(p.rows);
 }
 
-void softmax_cross_entropy_forward_reference(const SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_forward_reference(const ops::SoftmaxCrossEntropyProblem& p) {
   const double loss = softmax_cross_entropy_loss_reference(p);
   for (std::int64_t r = 0; r < p.rows; ++r) p.lse[r] = static_cast<float>(row_lse(p, r));
   *p.loss = static_cast<float>(loss);
 }
 
-void softmax_cross_entropy_backward_reference(const SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_backward_reference(const ops::SoftmaxCrossEntropyProblem& p) {
   const double scale = double{p.dloss} / static_cast<double>(p.rows);
   for (std::int64_t r = 0; r < p.rows; ++r) {
     const void* x = row_address(p.logits, p.logits_dtype, p.logits_row_stride, r);

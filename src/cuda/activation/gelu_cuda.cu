@@ -49,7 +49,7 @@ __device__ float gelu_slope(float x, GeluVariant v) {
   return 0.5f * erfcf(-x * kInvSqrt2) + x * expf(-0.5f * x * x) * kInvSqrt2Pi;
 }
 
-__global__ void gelu_kernel(cpu::GeluProblem p) {
+__global__ void gelu_kernel(ops::GeluProblem p) {
   const std::int64_t total = p.rows * p.n;
   for (std::int64_t e = flat_index(); e < total; e += flat_stride()) {
     const std::int64_t r = e / p.n, c = e - r * p.n;
@@ -62,7 +62,7 @@ __global__ void gelu_kernel(cpu::GeluProblem p) {
 
 }  // namespace
 
-void gelu_cuda(const cpu::GeluProblem& p) {
+void gelu_cuda(const ops::GeluProblem& p) {
   const char* fn = p.backward ? "gelu_backward" : "gelu_forward";
   if (p.rows == 0 || p.n == 0) return;
   CudaContext& ctx = context(p.device_index, fn);

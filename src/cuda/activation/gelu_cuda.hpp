@@ -6,6 +6,6 @@
 
 namespace ampkit::cuda {
 
-void gelu_cuda(const cpu::GeluProblem& p);
+void gelu_cuda(const ops::GeluProblem& p);
 
 }  // namespace ampkit::cuda

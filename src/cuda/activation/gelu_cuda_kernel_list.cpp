@@ -6,10 +6,10 @@ namespace ampkit::cuda {
 namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr cpu::GeluEntry kGelu[] = {{"gelu_cuda", kCuda, nullptr, gelu_cuda}};
+constexpr ops::GeluEntry kGelu[] = {{"gelu_cuda", kCuda, nullptr, gelu_cuda}};
 
 }  // namespace
 
-std::span<const cpu::GeluEntry> gelu_cuda_kernels() { return kGelu; }
+std::span<const ops::GeluEntry> gelu_cuda_kernels() { return kGelu; }
 
 }  // namespace ampkit::cuda

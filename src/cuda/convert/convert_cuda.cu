@@ -21,7 +21,7 @@ __global__ void convert_kernel(const void* src, DType from, void* dst, DType to,
 }
 
 void convert_entry(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  cpu::ConvertProblem p{src, from, dst, to, n};
+  ops::ConvertProblem p{src, from, dst, to, n};
   cudaPointerAttributes attributes{};
   check_cuda(cudaPointerGetAttributes(&attributes, dst), "convert", "cudaPointerGetAttributes(dst)");
   p.device = Device::cuda;
@@ -30,11 +30,11 @@ void convert_entry(const void* src, DType from, void* dst, DType to, std::int64_
 }
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr cpu::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_entry}};
+constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_entry}};
 
 }  // namespace
 
-void convert_cuda(const cpu::ConvertProblem& p) {
+void convert_cuda(const ops::ConvertProblem& p) {
   const char* fn = "convert";
   if (p.n == 0 || p.src == p.dst) return;
   CudaContext& ctx = context(p.device_index, fn);
@@ -48,6 +48,6 @@ void convert_cuda(const cpu::ConvertProblem& p) {
   check_launch(fn, "the conversion kernel");
 }
 
-std::span<const cpu::ConvertEntry> convert_cuda_kernels() { return kConvert; }
+std::span<const ops::ConvertEntry> convert_cuda_kernels() { return kConvert; }
 
 }  // namespace ampkit::cuda

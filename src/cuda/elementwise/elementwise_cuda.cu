@@ -13,7 +13,7 @@
 namespace ampkit::cuda {
 namespace {
 
-__global__ void elementwise_kernel(cpu::ElementwiseProblem p) {
+__global__ void elementwise_kernel(ops::ElementwiseProblem p) {
   const std::int64_t total = p.rows * p.n;
   const bool add = p.b.data != nullptr;
   for (std::int64_t e = flat_index(); e < total; e += flat_stride()) {
@@ -26,7 +26,7 @@ __global__ void elementwise_kernel(cpu::ElementwiseProblem p) {
 
 }  // namespace
 
-void elementwise_cuda(const cpu::ElementwiseProblem& p) {
+void elementwise_cuda(const ops::ElementwiseProblem& p) {
   const char* fn = "elementwise";
   if (p.rows == 0 || p.n == 0) return;
   CudaContext& ctx = context(p.device_index, fn);

@@ -6,6 +6,6 @@
 
 namespace ampkit::cuda {
 
-void elementwise_cuda(const cpu::ElementwiseProblem& p);
+void elementwise_cuda(const ops::ElementwiseProblem& p);
 
 }  // namespace ampkit::cuda

@@ -6,10 +6,10 @@ namespace ampkit::cuda {
 namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr cpu::ElementwiseEntry kElementwise[] = {{"elementwise_cuda", kCuda, nullptr, elementwise_cuda}};
+constexpr ops::ElementwiseEntry kElementwise[] = {{"elementwise_cuda", kCuda, nullptr, elementwise_cuda}};
 
 }  // namespace
 
-std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels() { return kElementwise; }
+std::span<const ops::ElementwiseEntry> elementwise_cuda_kernels() { return kElementwise; }
 
 }  // namespace ampkit::cuda

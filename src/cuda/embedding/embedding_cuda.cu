@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kRowThreads = 128;
 
-__global__ void embedding_fwd_kernel(cpu::EmbeddingForwardProblem p) {
+__global__ void embedding_fwd_kernel(ops::EmbeddingForwardProblem p) {
   const std::int64_t total = p.tokens * p.dim;
   for (std::int64_t e = flat_index(); e < total; e += flat_stride()) {
     const std::int64_t t = e / p.dim, c = e - t * p.dim;
@@ -34,7 +34,7 @@ __global__ void embedding_fwd_kernel(cpu::EmbeddingForwardProblem p) {
 
 // start[v] .. start[v + 1]: the positions in `order` of the tokens with id v, in token order.
 __global__ void __launch_bounds__(kRowThreads)
-    embedding_bwd_kernel(cpu::EmbeddingBackwardProblem p, const std::int64_t* start, const std::int64_t* order) {
+    embedding_bwd_kernel(ops::EmbeddingBackwardProblem p, const std::int64_t* start, const std::int64_t* order) {
   for (std::int64_t v = blockIdx.x; v < p.vocab; v += gridDim.x) {
     const std::int64_t first = start[v], last = start[v + 1];
     for (std::int64_t c = threadIdx.x; c < p.dim; c += kRowThreads) {
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
 }  // namespace
 
-void embedding_forward_cuda(const cpu::EmbeddingForwardProblem& p) {
+void embedding_forward_cuda(const ops::EmbeddingForwardProblem& p) {
   const char* fn = "embedding_forward";
   if (p.tokens == 0 || p.dim == 0) return;
   CudaContext& ctx = context(p.device_index, fn);
@@ -62,7 +62,7 @@ void embedding_forward_cuda(const cpu::EmbeddingForwardProblem& p) {
   check_launch(fn, "the forward kernel");
 }
 
-void embedding_backward_cuda(const cpu::EmbeddingBackwardProblem& p) {
+void embedding_backward_cuda(const ops::EmbeddingBackwardProblem& p) {
   const char* fn = "embedding_backward";
   if (p.vocab == 0 || p.dim == 0) return;
   CudaContext& ctx = context(p.device_index, fn);

@@ -6,7 +6,7 @@
 
 namespace ampkit::cuda {
 
-void embedding_forward_cuda(const cpu::EmbeddingForwardProblem& p);
-void embedding_backward_cuda(const cpu::EmbeddingBackwardProblem& p);
+void embedding_forward_cuda(const ops::EmbeddingForwardProblem& p);
+void embedding_backward_cuda(const ops::EmbeddingBackwardProblem& p);
 
 }  // namespace ampkit::cuda

@@ -6,12 +6,12 @@ namespace ampkit::cuda {
 namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr cpu::EmbeddingForwardEntry kForward[] = {{"embedding_fwd_cuda", kCuda, nullptr, embedding_forward_cuda}};
-constexpr cpu::EmbeddingBackwardEntry kBackward[] = {{"embedding_bwd_cuda", kCuda, nullptr, embedding_backward_cuda}};
+constexpr ops::EmbeddingForwardEntry kForward[] = {{"embedding_fwd_cuda", kCuda, nullptr, embedding_forward_cuda}};
+constexpr ops::EmbeddingBackwardEntry kBackward[] = {{"embedding_bwd_cuda", kCuda, nullptr, embedding_backward_cuda}};
 
 }  // namespace
 
-std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels() { return kForward; }
-std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels() { return kBackward; }
+std::span<const ops::EmbeddingForwardEntry> embedding_forward_cuda_kernels() { return kForward; }
+std::span<const ops::EmbeddingBackwardEntry> embedding_backward_cuda_kernels() { return kBackward; }
 
 }  // namespace ampkit::cuda

@@ -118,9 +118,9 @@ bool lt_matmul(CudaContext& ctx, const LtCall& call) {
 }
 
 // The operand dtype the product sees after the fp16 mode: alt turns f16 into bf16.
-DType moded(const cpu::GemmProblem& p, DType t) { return p.alt && t == DType::f16 ? DType::bf16 : t; }
+DType moded(const ops::GemmProblem& p, DType t) { return p.alt && t == DType::f16 ? DType::bf16 : t; }
 
-bool has_product(const cpu::GemmProblem& p) {
+bool has_product(const ops::GemmProblem& p) {
   const GemmArgs& a = p.args;
   return a.m > 0 && a.n > 0 && a.k > 0 && a.alpha != 0.0f;
 }
@@ -143,7 +143,7 @@ struct Plan {
   std::int64_t partial_blocks = 0, partial_length = 0;
 };
 
-Plan make_plan(const cpu::GemmProblem& p, bool generic) {
+Plan make_plan(const ops::GemmProblem& p, bool generic) {
   const GemmArgs& a = p.args;
   Plan plan;
   WorkspaceCarver carve;
@@ -165,16 +165,16 @@ Plan make_plan(const cpu::GemmProblem& p, bool generic) {
   }
   const auto blocks = [](std::int64_t len) { return (len + kBiasGradBlock - 1) / kBiasGradBlock; };
   switch (p.bias_grad) {
-    case cpu::GemmBiasGrad::none: break;
-    case cpu::GemmBiasGrad::rows_of_d:
+    case ops::GemmBiasGrad::none: break;
+    case ops::GemmBiasGrad::rows_of_d:
       plan.partial_blocks = a.m > 0 && a.n > 0 ? blocks(a.n) : 0;
       plan.partial_length = a.m;
       break;
-    case cpu::GemmBiasGrad::rows_of_a:
+    case ops::GemmBiasGrad::rows_of_a:
       plan.partial_blocks = blocks(a.k);
       plan.partial_length = a.m;
       break;
-    case cpu::GemmBiasGrad::cols_of_b:
+    case ops::GemmBiasGrad::cols_of_b:
       plan.partial_blocks = blocks(a.k);
       plan.partial_length = a.n;
       break;
@@ -185,7 +185,7 @@ Plan make_plan(const cpu::GemmProblem& p, bool generic) {
   return plan;
 }
 
-Operands prepare_operands(const cpu::GemmProblem& p, const Plan& plan, char* ws, CudaContext& ctx) {
+Operands prepare_operands(const ops::GemmProblem& p, const Plan& plan, char* ws, CudaContext& ctx) {
   const GemmArgs& a = p.args;
   Operands o{a.a, a.a_dtype, a.lda, a.b, a.b_dtype, a.ldb};
   if (!has_product(p)) return o;
@@ -211,7 +211,7 @@ Operands prepare_operands(const cpu::GemmProblem& p, const Plan& plan, char* ws,
   return o;
 }
 
-LtCall product_call(const cpu::GemmProblem& p, const Operands& o) {
+LtCall product_call(const ops::GemmProblem& p, const Operands& o) {
   const GemmArgs& a = p.args;
   LtCall call;
   call.op_a = a.op_a;
@@ -229,13 +229,13 @@ LtCall product_call(const cpu::GemmProblem& p, const Operands& o) {
   return call;
 }
 
-void begin_counting(const cpu::GemmProblem& p, CudaContext& ctx) {
+void begin_counting(const ops::GemmProblem& p, CudaContext& ctx) {
   if (p.want_counters)
     check_cuda(cudaMemsetAsync(ctx.counters, 0, 2 * sizeof(long long), ctx.stream), kFn,
                "cudaMemsetAsync of the counters");
 }
 
-void finish_counting(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCounters& counters) {
+void finish_counting(const ops::GemmProblem& p, CudaContext& ctx, ops::GemmCounters& counters) {
   if (!p.want_counters) return;
   long long host[2] = {0, 0};
   check_cuda(cudaMemcpyAsync(host, ctx.counters, sizeof host, cudaMemcpyDeviceToHost, ctx.stream), kFn,
@@ -246,12 +246,12 @@ void finish_counting(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCount
 }
 
 // BGRADA / BGRADB: the sums of op(A)'s rows or op(B)'s columns over k, as given.
-void write_operand_sums(const cpu::GemmProblem& p, const Plan& plan, char* ws, CudaContext& ctx) {
+void write_operand_sums(const ops::GemmProblem& p, const Plan& plan, char* ws, CudaContext& ctx) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
-  if (p.bias_grad != cpu::GemmBiasGrad::rows_of_a && p.bias_grad != cpu::GemmBiasGrad::cols_of_b) return;
+  if (p.bias_grad != ops::GemmBiasGrad::rows_of_a && p.bias_grad != ops::GemmBiasGrad::cols_of_b) return;
   float* partials = plan.partial_blocks > 0 ? reinterpret_cast<float*>(ws + plan.partials) : nullptr;
-  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_a) {
+  if (p.bias_grad == ops::GemmBiasGrad::rows_of_a) {
     const bool by_k = a.op_a == Op::T;  // op(A)(r, kk) = A[kk + r lda]
     operand_sum_partials(a.a, a.a_dtype, a.m, a.k, by_k ? a.lda : 1, by_k ? 1 : a.lda, partials, ctx.stream);
   } else {
@@ -263,7 +263,7 @@ void write_operand_sums(const cpu::GemmProblem& p, const Plan& plan, char* ws, C
 }
 
 // The general path: product into fp32 workspace, ampkit's epilogue, the bias gradients.
-void run_with_own_epilogue(const cpu::GemmProblem& p, CudaContext& ctx, cpu::GemmCounters& counters) {
+void run_with_own_epilogue(const ops::GemmProblem& p, CudaContext& ctx, ops::GemmCounters& counters) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   const Plan plan = make_plan(p, true);
@@ -304,9 +304,9 @@ void run_with_own_epilogue(const cpu::GemmProblem& p, CudaContext& ctx, cpu::Gem
   el.ldd = a.ldd;
   el.flush = p.flush;
   el.subnormal_outputs = p.want_counters ? ctx.counters + 1 : nullptr;
-  el.bias_partials = p.bias_grad == cpu::GemmBiasGrad::rows_of_d ? partials : nullptr;
+  el.bias_partials = p.bias_grad == ops::GemmBiasGrad::rows_of_d ? partials : nullptr;
   gemm_epilogue(el, ctx.stream);
-  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d)
+  if (p.bias_grad == ops::GemmBiasGrad::rows_of_d)
     reduce_partials(partials, plan.partial_blocks, plan.partial_length, e.bias_grad, e.bias_dtype,
                     e.accumulate_bias_grad, ctx.stream);
   write_operand_sums(p, plan, ws, ctx);
@@ -328,23 +328,23 @@ cublasLtEpilogue_t lt_epilogue(Epilogue kind) {
 
 }  // namespace
 
-const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
+const char* gemm_cublaslt_fused_declines(const ops::GemmProblem& p) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   if (!has_product(p)) return "no product (m, n or k is 0, or alpha = 0)";
-  if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d)
+  if (p.bias_grad == ops::GemmBiasGrad::rows_of_d)
     return "DGELU/DRELU_BGRAD run in ampkit's epilogue and fixed-order sums";
   if (p.aux_in) return "DGELU/DRELU run in ampkit's epilogue (cuBLASLt's is tanh-only and measured slow)";
-  if (p.aux_out && p.activation == cpu::GemmActivation::relu)
+  if (p.aux_out && p.activation == ops::GemmActivation::relu)
     return "cuBLASLt's RELU aux is a bit mask, ampkit's the pre-activation";
-  if (p.activation == cpu::GemmActivation::gelu && e.gelu == GeluVariant::erf) return "cuBLASLt has the tanh GELU only";
+  if (p.activation == ops::GemmActivation::gelu && e.gelu == GeluVariant::erf) return "cuBLASLt has the tanh GELU only";
   if (p.flush) return "the flush mode's f16 outputs are flushed by ampkit's epilogue";
   const DType at = moded(p, a.a_dtype), bt = moded(p, a.b_dtype);
   if (at != bt) return "A and B have different dtypes (after the fp16 mode)";
   if (a.d_dtype != DType::f32 && a.d_dtype != at) return "cuBLASLt takes D in the operands' dtype or f32 only";
   // Measured on the H200 (CUDA 13.0): with a bf16 D, cuBLASLt's BIAS and GELU epilogues act on
   // the product already rounded to bf16 (errors of several bf16 ulps); f16 and f32 D are exact.
-  if (a.d_dtype == DType::bf16 && e.kind != Epilogue::DEFAULT && p.bias_grad == cpu::GemmBiasGrad::none)
+  if (a.d_dtype == DType::bf16 && e.kind != Epilogue::DEFAULT && p.bias_grad == ops::GemmBiasGrad::none)
     return "cuBLASLt rounds a bf16 D's product before its epilogue (measured): one rounding needs ampkit's epilogue";
   if (p.use_c && a.c_dtype != a.d_dtype) return "cuBLASLt takes C in D's dtype only";
   if (p.has_bias && e.bias_dtype != a.d_dtype) return "cuBLASLt takes the bias in D's dtype only";
@@ -355,7 +355,7 @@ const char* gemm_cublaslt_fused_declines(const cpu::GemmProblem& p) {
   return nullptr;
 }
 
-void gemm_cublaslt_fused_cuda(const cpu::GemmProblem& p, cpu::GemmCounters& counters) {
+void gemm_cublaslt_fused_cuda(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   const GemmArgs& a = p.args;
   const GemmEpilogue& e = a.epilogue;
   CudaContext& ctx = context(a.device_index, kFn);
@@ -389,7 +389,7 @@ void gemm_cublaslt_fused_cuda(const cpu::GemmProblem& p, cpu::GemmCounters& coun
   finish_counting(p, ctx, counters);
 }
 
-void gemm_cublaslt_epilogue_cuda(const cpu::GemmProblem& p, cpu::GemmCounters& counters) {
+void gemm_cublaslt_epilogue_cuda(const ops::GemmProblem& p, ops::GemmCounters& counters) {
   run_with_own_epilogue(p, context(p.args.device_index, kFn), counters);
 }
 

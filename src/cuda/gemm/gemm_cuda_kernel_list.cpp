@@ -8,13 +8,13 @@ namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
 
-constexpr cpu::GemmKernel kList[] = {
+constexpr ops::GemmKernel kList[] = {
     {"gemm_cublaslt_fused_cuda", kCuda, gemm_cublaslt_fused_declines, gemm_cublaslt_fused_cuda},
     {"gemm_cublaslt_epilogue_cuda", kCuda, nullptr, gemm_cublaslt_epilogue_cuda},
 };
 
 }  // namespace
 
-std::span<const cpu::GemmKernel> gemm_cuda_kernels() { return kList; }
+std::span<const ops::GemmKernel> gemm_cuda_kernels() { return kList; }
 
 }  // namespace ampkit::cuda

@@ -39,7 +39,7 @@ struct EpilogueLaunch {
   DType aux_dtype = DType::f32;
   std::int64_t aux_ld = 0;
   bool aux_out = false, aux_in = false;
-  cpu::GemmActivation activation = cpu::GemmActivation::none;
+  ops::GemmActivation activation = ops::GemmActivation::none;
   GeluVariant gelu = GeluVariant::tanh;
   void* d = nullptr;
   DType d_dtype = DType::f32;

@@ -58,11 +58,11 @@ __device__ __forceinline__ float epilogue_value(const EpilogueLaunch& e, float p
   const float x = __fadd_rn(e.c != nullptr ? __fmaf_rn(e.beta, c, p) : p, bias);
   *pre = x;
   switch (e.activation) {
-    case cpu::GemmActivation::none: return x;
-    case cpu::GemmActivation::relu: return x < 0.0f ? 0.0f : x;
-    case cpu::GemmActivation::gelu: return gelu(x, e.gelu);
-    case cpu::GemmActivation::drelu: return g > 0.0f ? x : 0.0f;
-    case cpu::GemmActivation::dgelu: return __fmul_rn(x, gelu_derivative(g, e.gelu));
+    case ops::GemmActivation::none: return x;
+    case ops::GemmActivation::relu: return x < 0.0f ? 0.0f : x;
+    case ops::GemmActivation::gelu: return gelu(x, e.gelu);
+    case ops::GemmActivation::drelu: return g > 0.0f ? x : 0.0f;
+    case ops::GemmActivation::dgelu: return __fmul_rn(x, gelu_derivative(g, e.gelu));
   }
   return x;
 }

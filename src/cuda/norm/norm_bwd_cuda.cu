@@ -311,7 +311,7 @@ void launch_cached(const BwdArgs& a, const BwdPlan& plan, cudaStream_t stream, c
 }
 
 template <class TX, class TP>
-void launch(const cpu::NormBackwardProblem& p, const BwdPlan& plan, float* partials, cudaStream_t stream,
+void launch(const ops::NormBackwardProblem& p, const BwdPlan& plan, float* partials, cudaStream_t stream,
             const char* fn) {
   constexpr int V = kVec<TX>;
   const std::int64_t blocks = plan.groups;
@@ -348,7 +348,7 @@ void launch(const cpu::NormBackwardProblem& p, const BwdPlan& plan, float* parti
                                                           p.n, static_cast<TP*>(p.dbeta), p.accumulate);
 }
 
-void run_backward(const cpu::NormBackwardProblem& p, bool rms) {
+void run_backward(const ops::NormBackwardProblem& p, bool rms) {
   const char* fn = rms ? "rms_norm_backward" : "layer_norm_backward";
   if (p.dx == nullptr && p.dgamma == nullptr && p.dbeta == nullptr) return;
   CudaContext& ctx = context(p.device_index, fn);
@@ -374,7 +374,7 @@ void run_backward(const cpu::NormBackwardProblem& p, bool rms) {
 
 }  // namespace
 
-void layer_norm_bwd_cuda(const cpu::NormBackwardProblem& p) { run_backward(p, false); }
-void rms_norm_bwd_cuda(const cpu::NormBackwardProblem& p) { run_backward(p, true); }
+void layer_norm_bwd_cuda(const ops::NormBackwardProblem& p) { run_backward(p, false); }
+void rms_norm_bwd_cuda(const ops::NormBackwardProblem& p) { run_backward(p, true); }
 
 }  // namespace ampkit::cuda

@@ -6,9 +6,9 @@
 
 namespace ampkit::cuda {
 
-void layer_norm_fwd_cuda(const cpu::NormForwardProblem& p);
-void rms_norm_fwd_cuda(const cpu::NormForwardProblem& p);
-void layer_norm_bwd_cuda(const cpu::NormBackwardProblem& p);
-void rms_norm_bwd_cuda(const cpu::NormBackwardProblem& p);
+void layer_norm_fwd_cuda(const ops::NormForwardProblem& p);
+void rms_norm_fwd_cuda(const ops::NormForwardProblem& p);
+void layer_norm_bwd_cuda(const ops::NormBackwardProblem& p);
+void rms_norm_bwd_cuda(const ops::NormBackwardProblem& p);
 
 }  // namespace ampkit::cuda

@@ -7,16 +7,16 @@ namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
 
-constexpr cpu::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, layer_norm_fwd_cuda}};
-constexpr cpu::NormBackwardEntry kLayerBwd[] = {{"layer_norm_bwd_cuda", kCuda, nullptr, layer_norm_bwd_cuda}};
-constexpr cpu::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullptr, rms_norm_fwd_cuda}};
-constexpr cpu::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, rms_norm_bwd_cuda}};
+constexpr ops::NormForwardEntry kLayerFwd[] = {{"layer_norm_fwd_cuda", kCuda, nullptr, layer_norm_fwd_cuda}};
+constexpr ops::NormBackwardEntry kLayerBwd[] = {{"layer_norm_bwd_cuda", kCuda, nullptr, layer_norm_bwd_cuda}};
+constexpr ops::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullptr, rms_norm_fwd_cuda}};
+constexpr ops::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, rms_norm_bwd_cuda}};
 
 }  // namespace
 
-std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kLayerFwd; }
-std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
-std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
-std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
+std::span<const ops::NormForwardEntry> layer_norm_fwd_cuda_kernels() { return kLayerFwd; }
+std::span<const ops::NormBackwardEntry> layer_norm_bwd_cuda_kernels() { return kLayerBwd; }
+std::span<const ops::NormForwardEntry> rms_norm_fwd_cuda_kernels() { return kRmsFwd; }
+std::span<const ops::NormBackwardEntry> rms_norm_bwd_cuda_kernels() { return kRmsBwd; }
 
 }  // namespace ampkit::cuda

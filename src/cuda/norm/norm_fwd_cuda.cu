@@ -241,7 +241,7 @@ void launch(const FwdArgs& a, cudaStream_t stream, const char* fn) {
     norm_fwd_kernel<TX, TP, false><<<grid, threads, 0, stream>>>(a);
 }
 
-void run_forward(const cpu::NormForwardProblem& p, bool rms) {
+void run_forward(const ops::NormForwardProblem& p, bool rms) {
   const char* fn = rms ? "rms_norm_forward" : "layer_norm_forward";
   if (p.rows == 0) return;
   CudaContext& ctx = context(p.device_index, fn);
@@ -263,7 +263,7 @@ void run_forward(const cpu::NormForwardProblem& p, bool rms) {
 
 }  // namespace
 
-void layer_norm_fwd_cuda(const cpu::NormForwardProblem& p) { run_forward(p, false); }
-void rms_norm_fwd_cuda(const cpu::NormForwardProblem& p) { run_forward(p, true); }
+void layer_norm_fwd_cuda(const ops::NormForwardProblem& p) { run_forward(p, false); }
+void rms_norm_fwd_cuda(const ops::NormForwardProblem& p) { run_forward(p, true); }
 
 }  // namespace ampkit::cuda

@@ -33,7 +33,7 @@ __device__ float block_reduce(float v, float* shared) {
   return shared[0];
 }
 
-__global__ void __launch_bounds__(kThreads) lse_kernel(cpu::SoftmaxCrossEntropyProblem p) {
+__global__ void __launch_bounds__(kThreads) lse_kernel(ops::SoftmaxCrossEntropyProblem p) {
   __shared__ float shared[kThreads];
   for (std::int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const std::int64_t base = r * p.logits_row_stride;
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads) lse_kernel(cpu::SoftmaxCrossEntropyP
   }
 }
 
-__global__ void __launch_bounds__(kThreads) mean_loss_kernel(cpu::SoftmaxCrossEntropyProblem p) {
+__global__ void __launch_bounds__(kThreads) mean_loss_kernel(ops::SoftmaxCrossEntropyProblem p) {
   __shared__ double sums[kThreads];
   double s = 0.0;
   for (std::int64_t r = threadIdx.x; r < p.rows; r += kThreads) {
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kThreads) mean_loss_kernel(cpu::SoftmaxCrossEn
   }
 }
 
-__global__ void dlogits_kernel(cpu::SoftmaxCrossEntropyProblem p, float scale) {
+__global__ void dlogits_kernel(ops::SoftmaxCrossEntropyProblem p, float scale) {
   const std::int64_t total = p.rows * p.classes;
   for (std::int64_t e = flat_index(); e < total; e += flat_stride()) {
     const std::int64_t r = e / p.classes, j = e - r * p.classes;
@@ -77,7 +77,7 @@ __global__ void dlogits_kernel(cpu::SoftmaxCrossEntropyProblem p, float scale) {
 
 }  // namespace
 
-void softmax_cross_entropy_forward_cuda(const cpu::SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_forward_cuda(const ops::SoftmaxCrossEntropyProblem& p) {
   const char* fn = "softmax_cross_entropy_forward";
   CudaContext& ctx = context(p.device_index, fn);
   lse_kernel<<<row_blocks(p.rows), kThreads, 0, ctx.stream>>>(p);
@@ -86,7 +86,7 @@ void softmax_cross_entropy_forward_cuda(const cpu::SoftmaxCrossEntropyProblem& p
   check_launch(fn, "the mean-loss kernel");
 }
 
-void softmax_cross_entropy_backward_cuda(const cpu::SoftmaxCrossEntropyProblem& p) {
+void softmax_cross_entropy_backward_cuda(const ops::SoftmaxCrossEntropyProblem& p) {
   const char* fn = "softmax_cross_entropy_backward";
   CudaContext& ctx = context(p.device_index, fn);
   const auto scale = static_cast<float>(static_cast<double>(p.dloss) / static_cast<double>(p.rows));

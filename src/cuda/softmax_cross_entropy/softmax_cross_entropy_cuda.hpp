@@ -7,7 +7,7 @@
 
 namespace ampkit::cuda {
 
-void softmax_cross_entropy_forward_cuda(const cpu::SoftmaxCrossEntropyProblem& p);
-void softmax_cross_entropy_backward_cuda(const cpu::SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_forward_cuda(const ops::SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_backward_cuda(const ops::SoftmaxCrossEntropyProblem& p);
 
 }  // namespace ampkit::cuda

@@ -6,14 +6,14 @@ namespace ampkit::cuda {
 namespace {
 
 constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr cpu::SoftmaxCrossEntropyEntry kForward[] = {
+constexpr ops::SoftmaxCrossEntropyEntry kForward[] = {
     {"softmax_cross_entropy_fwd_cuda", kCuda, nullptr, softmax_cross_entropy_forward_cuda}};
-constexpr cpu::SoftmaxCrossEntropyEntry kBackward[] = {
+constexpr ops::SoftmaxCrossEntropyEntry kBackward[] = {
     {"softmax_cross_entropy_bwd_cuda", kCuda, nullptr, softmax_cross_entropy_backward_cuda}};
 
 }  // namespace
 
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels() { return kForward; }
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels() { return kBackward; }
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels() { return kForward; }
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels() { return kBackward; }
 
 }  // namespace ampkit::cuda

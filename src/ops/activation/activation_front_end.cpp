@@ -18,16 +18,16 @@ void check_variant(const char* fn, GeluVariant variant) {
 }
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
-std::span<const cpu::GeluEntry> kernels(const cpu::GeluProblem& p) {
+std::span<const ops::GeluEntry> kernels(const ops::GeluProblem& p) {
   return p.device == Device::cuda ? cuda::gelu_cuda_kernels() : cpu::gelu_kernels();
 }
 
-void run(const cpu::GeluProblem& p) {
+void run(const ops::GeluProblem& p) {
   if (p.rows == 0 || p.n == 0) return;
   ops::select_kernel(kernels(p), p).run(p);
 }
 
-cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant) {
+ops::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant) {
   const char* fn = "gelu_forward";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
@@ -37,7 +37,7 @@ cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluV
   const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
   const ops::RowsOperand ry = ops::as_rows_on(fn, "y", y, dev);
   ops::check_disjoint_or_same(fn, "y", ry, "x", rx);
-  cpu::GeluProblem p;
+  ops::GeluProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.rows = ry.rows;
@@ -52,7 +52,7 @@ cpu::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluV
   return p;
 }
 
-cpu::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx,
+ops::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                   GeluVariant variant) {
   const char* fn = "gelu_backward";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
@@ -67,7 +67,7 @@ cpu::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, con
   const ops::RowsOperand rdx = ops::as_rows_on(fn, "dx", dx, dev);
   ops::check_disjoint(fn, "dx", rdx, "x", rx);
   ops::check_disjoint_or_same(fn, "dx", rdx, "dy", rdy);
-  cpu::GeluProblem p;
+  ops::GeluProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.rows = rdx.rows;
@@ -106,13 +106,13 @@ std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const
 }
 
 const char* gelu_forward_kernel_name(const TensorView& x, const TensorView& y, GeluVariant variant) {
-  const cpu::GeluProblem p = forward_problem(x, y, variant);
+  const ops::GeluProblem p = forward_problem(x, y, variant);
   return ops::select_kernel(kernels(p), p).name;
 }
 
 const char* gelu_backward_kernel_name(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                       GeluVariant variant) {
-  const cpu::GeluProblem p = backward_problem(x, dy, dx, variant);
+  const ops::GeluProblem p = backward_problem(x, dy, dx, variant);
   return ops::select_kernel(kernels(p), p).name;
 }
 

@@ -11,7 +11,7 @@
 #include "ampkit/ops/gemm.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
+namespace ampkit::ops {
 
 /// Forward: y = gelu(x). Backward: dx = dy * gelu'(x). Every operand [rows, n], last dim
 /// contiguous, its own row stride; rows, n >= 1. out may be exactly dy (backward) or x (forward).
@@ -36,13 +36,17 @@ struct GeluProblem {
 using GeluFn = void (*)(const GeluProblem&);
 using GeluEntry = ops::KernelEntry<GeluProblem, GeluFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
 /// fp32 math of the GEMM epilogue (cpu/math/gelu_math.hpp), OpenMP over tiles of rows.
-void gelu_cpu(const GeluProblem& p);
+void gelu_cpu(const ops::GeluProblem& p);
 /// Double math (std::tanh, std::erf), one rounding per output.
-void gelu_reference(const GeluProblem& p);
+void gelu_reference(const ops::GeluProblem& p);
 
 /// Best first, reference last.
-std::span<const GeluEntry> gelu_kernels();
+std::span<const ops::GeluEntry> gelu_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -50,6 +54,6 @@ namespace ampkit::cuda {
 
 /// The CUDA list (src/cuda/activation/gelu_cuda_kernel_list.cpp; one unavailable entry each in a
 /// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const cpu::GeluEntry> gelu_cuda_kernels();
+std::span<const ops::GeluEntry> gelu_cuda_kernels();
 
 }  // namespace ampkit::cuda

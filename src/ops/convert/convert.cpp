@@ -36,7 +36,7 @@ std::int64_t checked_bytes(const char* name, const void* p, DType t, std::int64_
 }
 
 // The checks both forms share, on pointers, dtypes and the element count.
-cpu::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n) {
+ops::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n) {
   if (!is_float_dtype(from)) fail(kFn, "src dtype must be f32, bf16 or f16, but got ", dtype_text(from));
   if (!is_float_dtype(to)) fail(kFn, "dst dtype must be f32, bf16 or f16, but got ", dtype_text(to));
   if (n < 0) fail(kFn, "n must be >= 0, but got ", n);
@@ -49,26 +49,26 @@ cpu::ConvertProblem validate(const void* src, DType from, void* dst, DType to, s
   return {src, from, dst, to, n};
 }
 
-cpu::ConvertProblem validate(const TensorView& src, const TensorView& dst) {
+ops::ConvertProblem validate(const TensorView& src, const TensorView& dst) {
   ops::check_given(kFn, "src", src, "the input");
   ops::check_given(kFn, "dst", dst, "the output, src's shape");
   // Both on src's device: the cpu, or one GPU (the CUDA list then runs the call).
   ops::check_float_view_on(kFn, "src", src, src.device, src.device_index, "src");
   ops::check_float_view_on(kFn, "dst", dst, src.device, src.device_index, "src");
   ops::check_shape(kFn, "dst", dst, src.shape.data(), src.rank, "src's shape");
-  cpu::ConvertProblem p = validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
+  ops::ConvertProblem p = validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
   p.device = src.device;
   p.device_index = src.device_index;
   return p;
 }
 
-std::span<const cpu::ConvertEntry> kernels(const cpu::ConvertProblem& p) {
+std::span<const ops::ConvertEntry> kernels(const ops::ConvertProblem& p) {
   return p.device == Device::cuda ? cuda::convert_cuda_kernels() : cpu::convert_kernels();
 }
 
-void run(const cpu::ConvertProblem& p) {
+void run(const ops::ConvertProblem& p) {
   if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
-  const cpu::ConvertEntry& k = ops::select_kernel(kernels(p), p);
+  const ops::ConvertEntry& k = ops::select_kernel(kernels(p), p);
   if (p.device == Device::cuda) {
     // The CUDA entries take the device index through the problem; ConvertFn has no room for it.
     cuda::convert_cuda(p);
@@ -97,12 +97,12 @@ std::string convert_check(const TensorView& src, const TensorView& dst) noexcept
 }
 
 const char* convert_kernel_name(const TensorView& src, const TensorView& dst) {
-  const cpu::ConvertProblem p = validate(src, dst);
+  const ops::ConvertProblem p = validate(src, dst);
   return ops::select_kernel(kernels(p), p).name;
 }
 
 std::vector<KernelStatus> convert_kernel_statuses(const TensorView& src, const TensorView& dst) {
-  const cpu::ConvertProblem p = validate(src, dst);
+  const ops::ConvertProblem p = validate(src, dst);
   return ops::kernel_statuses(kernels(p), p);
 }
 

@@ -10,7 +10,7 @@
 #include "ampkit/device/cpu.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
+namespace ampkit::ops {
 
 /// A conversion after validation: n >= 0 elements, src and dst not overlapping (or identical
 /// with from == to), both non-null when n > 0.
@@ -28,6 +28,10 @@ struct ConvertProblem {
 using ConvertFn = void (*)(const void* src, DType from, void* dst, DType to, std::int64_t n);
 using ConvertEntry = ops::KernelEntry<ConvertProblem, ConvertFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
 void convert_copy(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_ref(const void* src, DType from, void* dst, DType to, std::int64_t n);
 void convert_avx2(const void* src, DType from, void* dst, DType to, std::int64_t n);
@@ -36,7 +40,7 @@ void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::i
 
 /// The conversion kernels, best first, the reference last (convert_kernel_list.cpp). The first
 /// entry, convert_copy, takes only equal dtypes (a byte copy).
-std::span<const ConvertEntry> convert_kernels();
+std::span<const ops::ConvertEntry> convert_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -44,9 +48,9 @@ namespace ampkit::cuda {
 
 /// The CUDA list (src/cuda/convert/convert_cuda_kernel_list.cpp; one unavailable entry each in a
 /// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const cpu::ConvertEntry> convert_cuda_kernels();
+std::span<const ops::ConvertEntry> convert_cuda_kernels();
 /// Runs `p` (device = cuda) on cuda:p.device_index: what the front end calls, since ConvertFn
 /// carries no device (the list's entry finds the GPU from dst's pointer instead).
-void convert_cuda(const cpu::ConvertProblem& p);
+void convert_cuda(const ops::ConvertProblem& p);
 
 }  // namespace ampkit::cuda

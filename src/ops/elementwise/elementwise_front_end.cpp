@@ -12,20 +12,20 @@
 namespace ampkit {
 namespace {
 
-cpu::ElementwiseOperand operand(const ops::RowsOperand& r) { return {r.data, r.dtype, r.row_stride}; }
+ops::ElementwiseOperand operand(const ops::RowsOperand& r) { return {r.data, r.dtype, r.row_stride}; }
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
-std::span<const cpu::ElementwiseEntry> kernels(const cpu::ElementwiseProblem& p) {
+std::span<const ops::ElementwiseEntry> kernels(const ops::ElementwiseProblem& p) {
   return p.device == Device::cuda ? cuda::elementwise_cuda_kernels() : cpu::elementwise_kernels();
 }
 
-void run(const cpu::ElementwiseProblem& p) {
+void run(const ops::ElementwiseProblem& p) {
   if (p.rows == 0 || p.n == 0) return;
   ops::select_kernel(kernels(p), p).run(p);
 }
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
-cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
+ops::ElementwiseProblem add_problem(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
                                     const TensorView& b, const char* out_name, const TensorView& out) {
   const ops::OnDevice dev = ops::call_device(fn, a_name, a);
   ops::check_float_operand_on(fn, a_name, a, dev);
@@ -38,7 +38,7 @@ cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const Te
   const ops::RowsOperand ro = ops::as_rows_on(fn, out_name, out, dev);
   ops::check_disjoint_or_same(fn, out_name, ro, a_name, ra);
   ops::check_disjoint_or_same(fn, out_name, ro, b_name, rb);
-  cpu::ElementwiseProblem p;
+  ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.rows = ro.rows;
@@ -51,7 +51,7 @@ cpu::ElementwiseProblem add_problem(const char* fn, const char* a_name, const Te
   return p;
 }
 
-cpu::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out) {
+ops::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out) {
   const char* fn = "add_row_vector";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
@@ -67,7 +67,7 @@ cpu::ElementwiseProblem add_row_vector_problem(const TensorView& x, const Tensor
   const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
   ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
   ops::check_disjoint(fn, "out", ro, "bias", rb);
-  cpu::ElementwiseProblem p;
+  ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.rows = ro.rows;
@@ -80,7 +80,7 @@ cpu::ElementwiseProblem add_row_vector_problem(const TensorView& x, const Tensor
   return p;
 }
 
-cpu::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out, bool accumulate) {
+ops::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out, bool accumulate) {
   const char* fn = "sum_rows";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "out", out);
@@ -91,7 +91,7 @@ cpu::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out,
   const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
   const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
   ops::check_disjoint(fn, "out", ro, "x", rx);
-  cpu::SumRowsProblem p;
+  ops::SumRowsProblem p;
   p.rows = rx.rows;
   p.n = ro.n;
   p.x = rx.data;
@@ -103,7 +103,7 @@ cpu::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out,
   return p;
 }
 
-cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out) {
+ops::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out) {
   const char* fn = "scale";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
@@ -113,7 +113,7 @@ cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const Te
   const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
   const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
   ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
-  cpu::ElementwiseProblem p;
+  ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.rows = ro.rows;
@@ -126,7 +126,7 @@ cpu::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const Te
   return p;
 }
 
-const char* kernel_name(const cpu::ElementwiseProblem& p) { return ops::select_kernel(kernels(p), p).name; }
+const char* kernel_name(const ops::ElementwiseProblem& p) { return ops::select_kernel(kernels(p), p).name; }
 
 }  // namespace
 
@@ -143,7 +143,7 @@ void add_row_vector(const TensorView& x, const TensorView& bias, const TensorVie
 }
 
 void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
-  const cpu::SumRowsProblem p = sum_rows_problem(x, out, accumulate);
+  const ops::SumRowsProblem p = sum_rows_problem(x, out, accumulate);
   if (p.n == 0) return;
   ops::select_kernel(cpu::sum_rows_kernels(), p).run(p);
 }

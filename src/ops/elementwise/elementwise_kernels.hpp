@@ -10,11 +10,7 @@
 #include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
-
-/// Rows per block of sum_rows: fp32 partial sums of kSumRowsBlock consecutive rows, added to the
-/// column totals in block order. Fixed, so the result never depends on the thread count.
-inline constexpr std::int64_t kSumRowsBlock = 32;
+namespace ampkit::ops {
 
 /// One [rows, n] operand of an elementwise call; row_stride 0 broadcasts one row to all rows.
 struct ElementwiseOperand {
@@ -55,18 +51,26 @@ using SumRowsFn = void (*)(const SumRowsProblem&);
 using ElementwiseEntry = ops::KernelEntry<ElementwiseProblem, ElementwiseFn>;
 using SumRowsEntry = ops::KernelEntry<SumRowsProblem, SumRowsFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
+/// Rows per block of sum_rows: fp32 partial sums of kSumRowsBlock consecutive rows, added to the
+/// column totals in block order. Fixed, so the result never depends on the thread count.
+inline constexpr std::int64_t kSumRowsBlock = 32;
+
 /// fp32 math, OpenMP over tiles of rows.
-void elementwise_cpu(const ElementwiseProblem& p);
+void elementwise_cpu(const ops::ElementwiseProblem& p);
 /// Double math, one rounding per output.
-void elementwise_reference(const ElementwiseProblem& p);
+void elementwise_reference(const ops::ElementwiseProblem& p);
 /// fp32 blocks of kSumRowsBlock rows, OpenMP over column chunks.
-void sum_rows_cpu(const SumRowsProblem& p);
+void sum_rows_cpu(const ops::SumRowsProblem& p);
 /// Double sums over all rows (plus the old value when accumulating), one rounding.
-void sum_rows_reference(const SumRowsProblem& p);
+void sum_rows_reference(const ops::SumRowsProblem& p);
 
 /// Best first, reference last.
-std::span<const ElementwiseEntry> elementwise_kernels();
-std::span<const SumRowsEntry> sum_rows_kernels();
+std::span<const ops::ElementwiseEntry> elementwise_kernels();
+std::span<const ops::SumRowsEntry> sum_rows_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -74,6 +78,6 @@ namespace ampkit::cuda {
 
 /// The CUDA list (src/cuda/elementwise/elementwise_cuda_kernel_list.cpp; one unavailable entry each in a
 /// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const cpu::ElementwiseEntry> elementwise_cuda_kernels();
+std::span<const ops::ElementwiseEntry> elementwise_cuda_kernels();
 
 }  // namespace ampkit::cuda

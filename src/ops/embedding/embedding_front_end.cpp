@@ -78,7 +78,7 @@ void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t to
     if (ids[t] < 0 || ids[t] >= vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
 }
 
-cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out) {
+ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out) {
   const char* fn = "embedding_forward";
   const ops::OnDevice dev = ops::call_device(fn, "table", table);
   const ops::RowsOperand rids = check_ids(fn, ids, dev);
@@ -90,7 +90,7 @@ cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
   ops::check_disjoint(fn, "out", rout, "table", rtable);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
   check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
-  cpu::EmbeddingForwardProblem p;
+  ops::EmbeddingForwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.tokens = tokens;
@@ -106,7 +106,7 @@ cpu::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
   return p;
 }
 
-cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                                bool accumulate) {
   const char* fn = "embedding_backward";
   const ops::OnDevice dev = ops::call_device(fn, "dtable", dtable);
@@ -119,7 +119,7 @@ cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
   ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
   check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
-  cpu::EmbeddingBackwardProblem p;
+  ops::EmbeddingBackwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
   p.tokens = tokens;
@@ -136,24 +136,24 @@ cpu::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
   return p;
 }
 
-std::span<const cpu::EmbeddingForwardEntry> forward_kernels(const cpu::EmbeddingForwardProblem& p) {
+std::span<const ops::EmbeddingForwardEntry> forward_kernels(const ops::EmbeddingForwardProblem& p) {
   return p.device == Device::cuda ? cuda::embedding_forward_cuda_kernels() : cpu::embedding_forward_kernels();
 }
 
-std::span<const cpu::EmbeddingBackwardEntry> backward_kernels(const cpu::EmbeddingBackwardProblem& p) {
+std::span<const ops::EmbeddingBackwardEntry> backward_kernels(const ops::EmbeddingBackwardProblem& p) {
   return p.device == Device::cuda ? cuda::embedding_backward_cuda_kernels() : cpu::embedding_backward_kernels();
 }
 
 }  // namespace
 
 void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
-  const cpu::EmbeddingForwardProblem p = forward_problem(ids, table, out);
+  const ops::EmbeddingForwardProblem p = forward_problem(ids, table, out);
   if (p.tokens == 0 || p.dim == 0) return;
   ops::select_kernel(forward_kernels(p), p).run(p);
 }
 
 void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
-  const cpu::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
+  const ops::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
   if (p.vocab == 0 || p.dim == 0) return;  // tokens == 0 too (no id is in range)
   ops::select_kernel(backward_kernels(p), p).run(p);
 }
@@ -168,13 +168,13 @@ std::string embedding_backward_check(const TensorView& ids, const TensorView& do
 }
 
 const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out) {
-  const cpu::EmbeddingForwardProblem p = forward_problem(ids, table, out);
+  const ops::EmbeddingForwardProblem p = forward_problem(ids, table, out);
   return ops::select_kernel(forward_kernels(p), p).name;
 }
 
 const char* embedding_backward_kernel_name(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                            bool accumulate) {
-  const cpu::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
+  const ops::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
   return ops::select_kernel(backward_kernels(p), p).name;
 }
 

@@ -10,12 +10,7 @@
 #include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
-
-/// Columns per tile of the backward: a tile is one hit vocabulary row and up to
-/// kEmbeddingColumns consecutive columns, summed in fp32 over its tokens in token order.
-/// The split never depends on the thread count.
-inline constexpr std::int64_t kEmbeddingColumns = 64;
+namespace ampkit::ops {
 
 /// Forward: out[t, :] = table[ids[t], :], converted to out's dtype with one rounding.
 /// tokens >= 1, dim >= 1; every id in [0, vocab); table and out [.., dim] with their own row
@@ -61,20 +56,29 @@ using EmbeddingBackwardFn = void (*)(const EmbeddingBackwardProblem&);
 using EmbeddingForwardEntry = ops::KernelEntry<EmbeddingForwardProblem, EmbeddingForwardFn>;
 using EmbeddingBackwardEntry = ops::KernelEntry<EmbeddingBackwardProblem, EmbeddingBackwardFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
+/// Columns per tile of the backward: a tile is one hit vocabulary row and up to
+/// kEmbeddingColumns consecutive columns, summed in fp32 over its tokens in token order.
+/// The split never depends on the thread count.
+inline constexpr std::int64_t kEmbeddingColumns = 64;
+
 /// OpenMP over tokens; a row copy (memcpy when the dtypes match), each element rounded once.
-void embedding_forward_cpu(const EmbeddingForwardProblem& p);
+void embedding_forward_cpu(const ops::EmbeddingForwardProblem& p);
 /// A stable counting sort of the tokens by id (per-thread scratch on the calling thread, grown
 /// only when a call needs more; ErrorKind::out_of_memory before anything is written when it
 /// cannot grow), then OpenMP over tiles of (hit row, kEmbeddingColumns columns): fp32 sums in
 /// token order. No atomics; the bits never depend on the thread count.
-void embedding_backward_cpu(const EmbeddingBackwardProblem& p);
+void embedding_backward_cpu(const ops::EmbeddingBackwardProblem& p);
 /// Double math, one rounding per output.
-void embedding_forward_reference(const EmbeddingForwardProblem& p);
-void embedding_backward_reference(const EmbeddingBackwardProblem& p);
+void embedding_forward_reference(const ops::EmbeddingForwardProblem& p);
+void embedding_backward_reference(const ops::EmbeddingBackwardProblem& p);
 
 /// Best first, reference last.
-std::span<const EmbeddingForwardEntry> embedding_forward_kernels();
-std::span<const EmbeddingBackwardEntry> embedding_backward_kernels();
+std::span<const ops::EmbeddingForwardEntry> embedding_forward_kernels();
+std::span<const ops::EmbeddingBackwardEntry> embedding_backward_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -82,7 +86,7 @@ namespace ampkit::cuda {
 
 /// The CUDA lists (src/cuda/embedding/embedding_cuda_kernel_list.cpp; one unavailable entry each in a
 /// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const cpu::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
-std::span<const cpu::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
+std::span<const ops::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
+std::span<const ops::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
 
 }  // namespace ampkit::cuda

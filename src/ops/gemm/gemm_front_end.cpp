@@ -18,14 +18,14 @@ namespace {
   throw Error(message, no_gpu ? ErrorKind::unsupported : ErrorKind::invalid_argument);
 }
 
-std::span<const cpu::GemmKernel> gemm_list(const GemmArgs& args) {
+std::span<const ops::GemmKernel> gemm_list(const GemmArgs& args) {
   return args.device == Device::cuda ? cuda::gemm_cuda_kernels() : cpu::gemm_kernels();
 }
 
 // The CUDA list runs the whole call, the m = 0 / n = 0 / alpha = 0 rules included (DESIGN.md
 // section 4): its entries read and write device memory only.
-const cpu::GemmKernel& run_on_cuda(const cpu::GemmProblem& problem, cpu::GemmCounters& counters) {
-  const cpu::GemmKernel& kernel = ops::select_kernel(cuda::gemm_cuda_kernels(), problem);
+const ops::GemmKernel& run_on_cuda(const ops::GemmProblem& problem, ops::GemmCounters& counters) {
+  const ops::GemmKernel& kernel = ops::select_kernel(cuda::gemm_cuda_kernels(), problem);
   if (const char* why = ops::kernel_unavailable_reason(kernel.needs))
     throw Error(std::string("gemm: no kernel for cuda: ") + kernel.name + " " + why, ErrorKind::unsupported);
   kernel.run(problem, counters);
@@ -33,9 +33,9 @@ const cpu::GemmKernel& run_on_cuda(const cpu::GemmProblem& problem, cpu::GemmCou
 }
 
 // The decoded problem of a valid call; a rejected call throws.
-cpu::GemmProblem validated_problem(const GemmArgs& args) {
-  cpu::GemmProblem problem;
-  const std::string message = cpu::gemm_validate(args, problem);
+ops::GemmProblem validated_problem(const GemmArgs& args) {
+  ops::GemmProblem problem;
+  const std::string message = ops::gemm_validate(args, problem);
   if (!message.empty()) reject(args, message);
   return problem;
 }
@@ -44,7 +44,7 @@ cpu::GemmProblem validated_problem(const GemmArgs& args) {
 
 std::string gemm_check(const GemmArgs& args) noexcept {
   try {
-    return cpu::gemm_validate(args);
+    return ops::gemm_validate(args);
   } catch (...) {
     return "gemm: out of memory while validating the arguments";
   }
@@ -59,13 +59,13 @@ std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args) {
 }
 
 void gemm(const GemmArgs& args, GemmReport* report) {
-  cpu::GemmProblem problem = validated_problem(args);
+  ops::GemmProblem problem = validated_problem(args);
   // Only an f16 operand or output can give a non-zero count: other calls skip the counting (on
   // cuda a pass and a wait for the stream) and report zeros.
   const bool f16_output = args.d_dtype == DType::f16 || (problem.aux_out && args.epilogue.aux_dtype == DType::f16);
   problem.want_counters = report != nullptr && (problem.fp16 || f16_output);
-  cpu::GemmCounters counters;
-  const cpu::GemmKernel* kernel = nullptr;
+  ops::GemmCounters counters;
+  const ops::GemmKernel* kernel = nullptr;
   if (args.device == Device::cuda) {
     kernel = &run_on_cuda(problem, counters);
   } else if (args.m == 0 || args.n == 0) {
@@ -79,9 +79,9 @@ void gemm(const GemmArgs& args, GemmReport* report) {
     GemmArgs no_product = args;
     no_product.k = 0;
     const bool operand_grad =
-        problem.bias_grad == cpu::GemmBiasGrad::rows_of_a || problem.bias_grad == cpu::GemmBiasGrad::cols_of_b;
+        problem.bias_grad == ops::GemmBiasGrad::rows_of_a || problem.bias_grad == ops::GemmBiasGrad::cols_of_b;
     if (operand_grad) no_product.epilogue.kind = Epilogue::DEFAULT;
-    const cpu::GemmProblem empty = cpu::make_gemm_problem(no_product);
+    const ops::GemmProblem empty = ops::make_gemm_problem(no_product);
     kernel = &ops::select_kernel(cpu::gemm_kernels(), empty);
     kernel->run(empty, counters);
     if (operand_grad) cpu::gemm_write_bias_grad_only(problem);

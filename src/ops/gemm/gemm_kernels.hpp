@@ -12,7 +12,7 @@
 #include "ampkit/ops/gemm.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
+namespace ampkit::ops {
 
 /// What the activation step of an epilogue does (the epilogue kind minus bias/aux/bgrad flags).
 enum class GemmActivation : std::uint8_t { none, relu, gelu, drelu, dgelu };
@@ -52,36 +52,40 @@ struct GemmCounters {
 /// Runs the whole GEMM (product, epilogue, bias gradient) for a validated problem.
 using GemmRunFn = void (*)(const GemmProblem& problem, GemmCounters& counters);
 
-/// The largest min(m, n) the skinny engines take (see docs/GEMM.md for the measurement).
-inline constexpr std::int64_t gemm_skinny_max = 16;
-
 /// One entry of the GEMM kernel list on the shared registry (src/ops/kernel_registry.hpp).
 using GemmKernel = ops::KernelEntry<GemmProblem, GemmRunFn>;
-
-/// All GEMM kernels, best first, the reference last.
-std::span<const GemmKernel> gemm_kernels();
-
-/// Writes the bias gradient alone, for calls whose product is skipped (alpha == 0) or empty
-/// (m == 0 or n == 0): BGRADA / BGRADB sum their operand as given; the row sums of an empty D
-/// are 0. Defined with the engines' output code (gemm_output.cpp).
-void gemm_write_bias_grad_only(const GemmProblem& problem);
-
-/// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
-const char* gemm_skinny_declines(const GemmProblem& problem);
 
 /// The validation message for args ("" when valid), and for a valid call its decoded problem in
 /// `problem` (untouched otherwise). Never throws (except std::bad_alloc).
 std::string gemm_validate(const GemmArgs& args, GemmProblem& problem);
 std::string gemm_validate(const GemmArgs& args);
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
+/// The largest min(m, n) the skinny engines take (see docs/GEMM.md for the measurement).
+inline constexpr std::int64_t gemm_skinny_max = 16;
+
+/// All GEMM kernels, best first, the reference last.
+std::span<const ops::GemmKernel> gemm_kernels();
+
+/// Writes the bias gradient alone, for calls whose product is skipped (alpha == 0) or empty
+/// (m == 0 or n == 0): BGRADA / BGRADB sum their operand as given; the row sums of an empty D
+/// are 0. Defined with the engines' output code (gemm_output.cpp).
+void gemm_write_bias_grad_only(const ops::GemmProblem& problem);
+
+/// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
+const char* gemm_skinny_declines(const ops::GemmProblem& problem);
+
 // The engines (one per kernel-list entry).
-void gemm_reference(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_bf16_avx512bf16(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_bf16_amx(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_skinny_f32_avx512(const GemmProblem& problem, GemmCounters& counters);
-void gemm_run_skinny_f32_avx2(const GemmProblem& problem, GemmCounters& counters);
+void gemm_reference(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_bf16_avx512bf16(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_bf16_amx(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_skinny_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+void gemm_run_skinny_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters);
 
 }  // namespace ampkit::cpu
 
@@ -90,6 +94,6 @@ namespace ampkit::cuda {
 /// The CUDA GEMM list (src/cuda/gemm/gemm_cuda_kernel_list.cpp; one unavailable entry in a
 /// build without the backend). Its entries need Device::cuda and run every part of a call
 /// (m = 0 or n = 0, alpha = 0) themselves: the front end never touches device memory.
-std::span<const cpu::GemmKernel> gemm_cuda_kernels();
+std::span<const ops::GemmKernel> gemm_cuda_kernels();
 
 }  // namespace ampkit::cuda

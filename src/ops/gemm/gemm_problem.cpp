@@ -8,7 +8,7 @@
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit {
-namespace cpu {
+namespace ops {
 namespace {
 
 // What each epilogue does, in the order of the Epilogue enumeration (docs/DESIGN.md section 4).
@@ -79,11 +79,11 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
   return p;
 }
 
-}  // namespace cpu
+}  // namespace ops
 
 const char* epilogue_name(Epilogue e) noexcept {
   const auto i = static_cast<std::size_t>(e);
-  return i < std::size(cpu::kEpilogueParts) ? cpu::kEpilogueParts[i].name : "?";
+  return i < std::size(ops::kEpilogueParts) ? ops::kEpilogueParts[i].name : "?";
 }
 
 }  // namespace ampkit

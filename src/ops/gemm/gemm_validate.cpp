@@ -13,7 +13,7 @@
 #include "ops/device_memory.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
-namespace ampkit::cpu {
+namespace ampkit::ops {
 namespace {
 
 constexpr const char* kFn = "gemm";
@@ -269,4 +269,4 @@ std::string gemm_validate(const GemmArgs& args) {
   return gemm_validate(args, unused);
 }
 
-}  // namespace ampkit::cpu
+}  // namespace ampkit::ops

@@ -154,7 +154,7 @@ void check_matrices(const GemmViewArgs& v, Operands& o) {
 void check_epilogue_operands(const GemmViewArgs& v, Operands& o) {
   GemmArgs kind_only;
   kind_only.epilogue.kind = v.epilogue;
-  const cpu::GemmProblem parts = cpu::make_gemm_problem(kind_only);
+  const ops::GemmProblem parts = ops::make_gemm_problem(kind_only);
   if (parts.has_bias) {
     o.bias_bytes = vector("bias", v.bias, o.N, "shape [N] =", v.d.dtype, "added to every row of d");
   } else {
@@ -170,7 +170,7 @@ void check_epilogue_operands(const GemmViewArgs& v, Operands& o) {
     check_absent("aux", v.aux, v.epilogue);
   }
   const bool grad_of_a = v.epilogue == Epilogue::BGRADA;
-  if (parts.bias_grad != cpu::GemmBiasGrad::none) {
+  if (parts.bias_grad != ops::GemmBiasGrad::none) {
     o.grad_bytes =
         vector("bias_grad", v.bias_grad, grad_of_a ? o.M : o.N, grad_of_a ? "shape [M] =" : "shape [N] =", v.d.dtype,
                grad_of_a ? "the sums over k of op(a)" : "the sums over rows");

@@ -21,24 +21,24 @@ const char* norm_function_name(NormKind kind, bool backward) {
   return backward ? "layer_norm_backward" : "layer_norm_forward";
 }
 
-std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device) {
+std::span<const ops::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device) {
   if (device == Device::cuda)
     return kind == NormKind::rms ? cuda::rms_norm_fwd_cuda_kernels() : cuda::layer_norm_fwd_cuda_kernels();
   return kind == NormKind::rms ? cpu::rms_norm_fwd_kernels() : cpu::layer_norm_fwd_kernels();
 }
 
-std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device) {
+std::span<const ops::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device) {
   if (device == Device::cuda)
     return kind == NormKind::rms ? cuda::rms_norm_bwd_cuda_kernels() : cuda::layer_norm_bwd_cuda_kernels();
   return kind == NormKind::rms ? cpu::rms_norm_bwd_kernels() : cpu::layer_norm_bwd_kernels();
 }
 
-void run_norm_forward(const cpu::NormForwardProblem& p, const cpu::NormForwardEntry& entry) {
+void run_norm_forward(const ops::NormForwardProblem& p, const ops::NormForwardEntry& entry) {
   if (p.rows == 0) return;
   entry.run(p);
 }
 
-void run_norm_backward(const cpu::NormBackwardProblem& p, const cpu::NormBackwardEntry& entry) {
+void run_norm_backward(const ops::NormBackwardProblem& p, const ops::NormBackwardEntry& entry) {
   if (p.dx == nullptr && p.dgamma == nullptr && p.dbeta == nullptr) return;
   if (p.device == Device::cuda) {  // rows = 0 too: dgamma/dbeta are device memory
     entry.run(p);
@@ -85,13 +85,13 @@ const ops::KernelEntry<Problem, RunFn>& chosen(const char* fn, std::span<const o
 
 void forward(NormKind kind, const NormForwardArgs& args) {
   const char* fn = ops::norm_function_name(kind, false);
-  const cpu::NormForwardProblem p = ops::validate_norm_forward(fn, kind, args);
+  const ops::NormForwardProblem p = ops::validate_norm_forward(fn, kind, args);
   ops::run_norm_forward(p, chosen(fn, ops::norm_forward_kernels(kind, p.device), p));
 }
 
 void backward(NormKind kind, const NormBackwardArgs& args) {
   const char* fn = ops::norm_function_name(kind, true);
-  const cpu::NormBackwardProblem p = ops::validate_norm_backward(fn, kind, args);
+  const ops::NormBackwardProblem p = ops::validate_norm_backward(fn, kind, args);
   ops::run_norm_backward(p, chosen(fn, ops::norm_backward_kernels(kind, p.device), p));
 }
 

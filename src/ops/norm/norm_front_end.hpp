@@ -13,17 +13,17 @@ namespace ampkit::ops {
 const char* norm_function_name(NormKind kind, bool backward);
 
 /// Validates a forward call and decodes it (rows, n, pointers). Throws Error naming `fn`.
-cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& args);
+ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& args);
 /// Validates a backward call and decodes it. Throws Error naming `fn`.
-cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& args);
+ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& args);
 
 /// The kernel lists of `kind` on `device` (the problem's).
-std::span<const cpu::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device = Device::cpu);
-std::span<const cpu::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device = Device::cpu);
+std::span<const ops::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device = Device::cpu);
+std::span<const ops::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device = Device::cpu);
 
 /// Runs a validated problem on `entry` (rows = 0 and "nothing requested" handled here, without
 /// the kernel). The entry must be usable on this machine.
-void run_norm_forward(const cpu::NormForwardProblem& problem, const cpu::NormForwardEntry& entry);
-void run_norm_backward(const cpu::NormBackwardProblem& problem, const cpu::NormBackwardEntry& entry);
+void run_norm_forward(const ops::NormForwardProblem& problem, const ops::NormForwardEntry& entry);
+void run_norm_backward(const ops::NormBackwardProblem& problem, const ops::NormBackwardEntry& entry);
 
 }  // namespace ampkit::ops

@@ -12,12 +12,7 @@
 #include "ampkit/device/cpu.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
-
-/// Rows per block of the dgamma/dbeta reduction: fp32 partials of 32 consecutive rows are summed
-/// in row order, then the block partials are added in block order. Fixed, so results never
-/// depend on the thread count (docs/NUMERICS.md).
-inline constexpr std::int64_t kNormRowBlock = 32;
+namespace ampkit::ops {
 
 /// A forward call after validation. rows >= 1, n >= 1, x and y non-null and not overlapping
 /// anything; gamma/beta/mean/rstd null when absent (beta and mean always null for RMSNorm).
@@ -67,35 +62,44 @@ using NormBackwardFn = void (*)(const NormBackwardProblem&);
 using NormForwardEntry = ops::KernelEntry<NormForwardProblem, NormForwardFn>;
 using NormBackwardEntry = ops::KernelEntry<NormBackwardProblem, NormBackwardFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
+/// Rows per block of the dgamma/dbeta reduction: fp32 partials of 32 consecutive rows are summed
+/// in row order, then the block partials are added in block order. Fixed, so results never
+/// depend on the thread count (docs/NUMERICS.md).
+inline constexpr std::int64_t kNormRowBlock = 32;
+
 // The kernels; entry, function and kernel name are one: <norm>_norm_<fwd|bwd>_<isa>. The
 // fwd/bwd functions live in norm_fwd_<isa>.cpp / norm_bwd_<isa>.cpp, the reference in
 // norm_reference.cpp.
-void layer_norm_fwd_ref(const NormForwardProblem& p);
-void layer_norm_bwd_ref(const NormBackwardProblem& p);
-void rms_norm_fwd_ref(const NormForwardProblem& p);
-void rms_norm_bwd_ref(const NormBackwardProblem& p);
+void layer_norm_fwd_ref(const ops::NormForwardProblem& p);
+void layer_norm_bwd_ref(const ops::NormBackwardProblem& p);
+void rms_norm_fwd_ref(const ops::NormForwardProblem& p);
+void rms_norm_bwd_ref(const ops::NormBackwardProblem& p);
 
-void layer_norm_fwd_avx2(const NormForwardProblem& p);
-void layer_norm_bwd_avx2(const NormBackwardProblem& p);
-void rms_norm_fwd_avx2(const NormForwardProblem& p);
-void rms_norm_bwd_avx2(const NormBackwardProblem& p);
+void layer_norm_fwd_avx2(const ops::NormForwardProblem& p);
+void layer_norm_bwd_avx2(const ops::NormBackwardProblem& p);
+void rms_norm_fwd_avx2(const ops::NormForwardProblem& p);
+void rms_norm_bwd_avx2(const ops::NormBackwardProblem& p);
 
-void layer_norm_fwd_avx512(const NormForwardProblem& p);
-void layer_norm_bwd_avx512(const NormBackwardProblem& p);
-void rms_norm_fwd_avx512(const NormForwardProblem& p);
-void rms_norm_bwd_avx512(const NormBackwardProblem& p);
+void layer_norm_fwd_avx512(const ops::NormForwardProblem& p);
+void layer_norm_bwd_avx512(const ops::NormBackwardProblem& p);
+void rms_norm_fwd_avx512(const ops::NormForwardProblem& p);
+void rms_norm_bwd_avx512(const ops::NormBackwardProblem& p);
 
-void layer_norm_fwd_avx512bf16(const NormForwardProblem& p);
-void layer_norm_bwd_avx512bf16(const NormBackwardProblem& p);
-void rms_norm_fwd_avx512bf16(const NormForwardProblem& p);
-void rms_norm_bwd_avx512bf16(const NormBackwardProblem& p);
+void layer_norm_fwd_avx512bf16(const ops::NormForwardProblem& p);
+void layer_norm_bwd_avx512bf16(const ops::NormBackwardProblem& p);
+void rms_norm_fwd_avx512bf16(const ops::NormForwardProblem& p);
+void rms_norm_bwd_avx512bf16(const ops::NormBackwardProblem& p);
 
 /// The kernel lists of the four operations, best first, the reference last
 /// (norm_kernel_list.cpp). The front end selects from them; the tests run each entry.
-std::span<const NormForwardEntry> layer_norm_fwd_kernels();
-std::span<const NormBackwardEntry> layer_norm_bwd_kernels();
-std::span<const NormForwardEntry> rms_norm_fwd_kernels();
-std::span<const NormBackwardEntry> rms_norm_bwd_kernels();
+std::span<const ops::NormForwardEntry> layer_norm_fwd_kernels();
+std::span<const ops::NormBackwardEntry> layer_norm_bwd_kernels();
+std::span<const ops::NormForwardEntry> rms_norm_fwd_kernels();
+std::span<const ops::NormBackwardEntry> rms_norm_bwd_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -104,10 +108,10 @@ namespace ampkit::cuda {
 /// The CUDA lists of the four operations (src/cuda/norm/norm_cuda_kernel_list.cpp; one
 /// unavailable entry each in a build without the backend). Every entry needs Device::cuda and
 /// handles rows = 0 itself (the front end never touches device memory).
-std::span<const cpu::NormForwardEntry> layer_norm_fwd_cuda_kernels();
-std::span<const cpu::NormBackwardEntry> layer_norm_bwd_cuda_kernels();
-std::span<const cpu::NormForwardEntry> rms_norm_fwd_cuda_kernels();
-std::span<const cpu::NormBackwardEntry> rms_norm_bwd_cuda_kernels();
+std::span<const ops::NormForwardEntry> layer_norm_fwd_cuda_kernels();
+std::span<const ops::NormBackwardEntry> layer_norm_bwd_cuda_kernels();
+std::span<const ops::NormForwardEntry> rms_norm_fwd_cuda_kernels();
+std::span<const ops::NormBackwardEntry> rms_norm_bwd_cuda_kernels();
 
 }  // namespace ampkit::cuda
 

@@ -73,7 +73,7 @@ void check_kind(const char* fn, NormKind kind) {
 
 }  // namespace
 
-cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& a) {
+ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& a) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   check_given(fn, "x", a.x, "the input [..., n]");
@@ -126,7 +126,7 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, con
   overlap.add("rstd", a.rstd, rstd_bytes, true);
   overlap.run();
 
-  cpu::NormForwardProblem p;
+  ops::NormForwardProblem p;
   p.device = dev;
   p.device_index = dev_index;
   p.rows = s.rows;
@@ -148,7 +148,7 @@ cpu::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, con
 // differentiate, and a forgotten gamma would also make dx wrong); gamma, dgamma and dbeta share
 // one parameter dtype; dy is needed for any output, x, rstd (and mean for LayerNorm) for dx and
 // dgamma when there are rows; dbeta alone needs dy only.
-cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& a) {
+ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& a) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   if (rms && a.dbeta.present)
@@ -157,7 +157,7 @@ cpu::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, c
     fail(fn, "mean must be absent for RMSNorm, which has no mean, but got ", a.mean.describe());
   const bool need_x = a.dx.present || a.dgamma.present;
   const bool any_output = need_x || a.dbeta.present;
-  cpu::NormBackwardProblem p;
+  ops::NormBackwardProblem p;
   if (!a.dy.present) {
     if (any_output) check_given(fn, "dy", a.dy, "the gradient of y, [..., n]");
     // Nothing requested: nothing to do; the operands given must still be well-formed views.

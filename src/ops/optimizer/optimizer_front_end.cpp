@@ -11,7 +11,6 @@
 #include "ampkit/core/error.hpp"
 #include "ops/check_message.hpp"
 #include "ops/operand_checks.hpp"
-#include "ops/operand_checks.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit {
@@ -54,7 +53,7 @@ void check_views(const char* fn, const char* list, std::span<const TensorView> v
   }
 }
 
-cpu::AdamWProblem adamw_problem(const AdamWArgs& a) {
+ops::AdamWProblem adamw_problem(const AdamWArgs& a) {
   const char* fn = "adamw_step";
   const std::int64_t param_bytes = check_operand(fn, "param", a.param, "the f32 master weights");
   check_f32(fn, "param", a.param, "the master weights");
@@ -81,7 +80,7 @@ cpu::AdamWProblem adamw_problem(const AdamWArgs& a) {
   overlap.add("v", a.v, v_bytes, true);
   overlap.add("param_copy", a.param_copy, copy_bytes, true);
   overlap.run();
-  cpu::AdamWProblem p;
+  ops::AdamWProblem p;
   p.n = a.param.numel();
   p.param = static_cast<float*>(a.param.data);
   p.grad = a.grad.data;
@@ -102,7 +101,7 @@ cpu::AdamWProblem adamw_problem(const AdamWArgs& a) {
   return p;
 }
 
-cpu::SgdProblem sgd_problem(const SgdArgs& a) {
+ops::SgdProblem sgd_problem(const SgdArgs& a) {
   const char* fn = "sgd_step";
   const std::int64_t param_bytes = check_operand(fn, "param", a.param, "the f32 master weights");
   check_f32(fn, "param", a.param, "the master weights");
@@ -126,7 +125,7 @@ cpu::SgdProblem sgd_problem(const SgdArgs& a) {
   overlap.add("momentum_buffer", a.momentum_buffer, buffer_bytes, true);
   overlap.add("param_copy", a.param_copy, copy_bytes, true);
   overlap.run();
-  cpu::SgdProblem p;
+  ops::SgdProblem p;
   p.n = a.param.numel();
   p.param = static_cast<float*>(a.param.data);
   p.grad = a.grad.data;
@@ -146,13 +145,13 @@ cpu::SgdProblem sgd_problem(const SgdArgs& a) {
 }  // namespace
 
 void adamw_step(const AdamWArgs& a) {
-  const cpu::AdamWProblem p = adamw_problem(a);
+  const ops::AdamWProblem p = adamw_problem(a);
   if (p.n == 0) return;
   ops::select_kernel(cpu::adamw_kernels(), p).run(p);
 }
 
 void sgd_step(const SgdArgs& a) {
-  const cpu::SgdProblem p = sgd_problem(a);
+  const ops::SgdProblem p = sgd_problem(a);
   if (p.n == 0) return;
   ops::select_kernel(cpu::sgd_kernels(), p).run(p);
 }
@@ -176,14 +175,14 @@ const char* sgd_kernel_name(const SgdArgs& args) {
 double global_grad_norm(std::span<const TensorView> grads) {
   const char* fn = "global_grad_norm";
   check_views(fn, "grads", grads);
-  const cpu::ViewsProblem p{grads};
+  const ops::ViewsProblem p{grads};
   return ops::select_kernel(cpu::global_grad_norm_kernels(), p).run(p);
 }
 
 bool all_finite(std::span<const TensorView> views) {
   const char* fn = "all_finite";
   check_views(fn, "views", views);
-  const cpu::ViewsProblem p{views};
+  const ops::ViewsProblem p{views};
   return ops::select_kernel(cpu::all_finite_kernels(), p).run(p);
 }
 

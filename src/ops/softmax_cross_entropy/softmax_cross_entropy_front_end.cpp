@@ -19,7 +19,7 @@ namespace ampkit {
 namespace {
 
 struct Checked {
-  cpu::SoftmaxCrossEntropyProblem problem;
+  ops::SoftmaxCrossEntropyProblem problem;
   ops::RowsOperand logits, targets, lse;
 };
 
@@ -76,7 +76,7 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
   return c;
 }
 
-cpu::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const TensorView& targets,
+ops::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const TensorView& targets,
                                                 const TensorView& loss, const TensorView& lse) {
   const char* fn = "softmax_cross_entropy_forward";
   const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
@@ -94,7 +94,7 @@ cpu::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const 
   return c.problem;
 }
 
-cpu::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const TensorView& targets,
+ops::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const TensorView& targets,
                                                  const TensorView& lse, float dloss, const TensorView& dlogits) {
   const char* fn = "softmax_cross_entropy_backward";
   const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
@@ -113,12 +113,12 @@ cpu::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const
   return c.problem;
 }
 
-std::span<const cpu::SoftmaxCrossEntropyEntry> forward_kernels(const cpu::SoftmaxCrossEntropyProblem& p) {
+std::span<const ops::SoftmaxCrossEntropyEntry> forward_kernels(const ops::SoftmaxCrossEntropyProblem& p) {
   return p.device == Device::cuda ? cuda::softmax_cross_entropy_forward_cuda_kernels()
                                   : cpu::softmax_cross_entropy_forward_kernels();
 }
 
-std::span<const cpu::SoftmaxCrossEntropyEntry> backward_kernels(const cpu::SoftmaxCrossEntropyProblem& p) {
+std::span<const ops::SoftmaxCrossEntropyEntry> backward_kernels(const ops::SoftmaxCrossEntropyProblem& p) {
   return p.device == Device::cuda ? cuda::softmax_cross_entropy_backward_cuda_kernels()
                                   : cpu::softmax_cross_entropy_backward_kernels();
 }
@@ -127,13 +127,13 @@ std::span<const cpu::SoftmaxCrossEntropyEntry> backward_kernels(const cpu::Softm
 
 void softmax_cross_entropy_forward(const TensorView& logits, const TensorView& targets, const TensorView& loss,
                                    const TensorView& lse) {
-  const cpu::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
+  const ops::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
   ops::select_kernel(forward_kernels(p), p).run(p);
 }
 
 void softmax_cross_entropy_backward(const TensorView& logits, const TensorView& targets, const TensorView& lse,
                                     float dloss, const TensorView& dlogits) {
-  const cpu::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
+  const ops::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
   ops::select_kernel(backward_kernels(p), p).run(p);
 }
 
@@ -151,13 +151,13 @@ std::string softmax_cross_entropy_backward_check(const TensorView& logits, const
 
 const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,
                                                       const TensorView& loss, const TensorView& lse) {
-  const cpu::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
+  const ops::SoftmaxCrossEntropyProblem p = forward_problem(logits, targets, loss, lse);
   return ops::select_kernel(forward_kernels(p), p).name;
 }
 
 const char* softmax_cross_entropy_backward_kernel_name(const TensorView& logits, const TensorView& targets,
                                                        const TensorView& lse, float dloss, const TensorView& dlogits) {
-  const cpu::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
+  const ops::SoftmaxCrossEntropyProblem p = backward_problem(logits, targets, lse, dloss, dlogits);
   return ops::select_kernel(backward_kernels(p), p).name;
 }
 

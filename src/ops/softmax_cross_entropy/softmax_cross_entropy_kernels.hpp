@@ -10,11 +10,7 @@
 #include "ampkit/core/tensor.hpp"
 #include "ops/kernel_registry.hpp"
 
-namespace ampkit::cpu {
-
-/// Classes per block of the row sum of exponentials: fp32 partials of kSoftmaxBlock classes,
-/// added in block order. Fixed, so the result never depends on the thread count.
-inline constexpr std::int64_t kSoftmaxBlock = 256;
+namespace ampkit::ops {
 
 /// Forward: lse[r] = log sum_j exp(logits[r, j]); loss = mean_r (lse[r] - logits[r, targets[r]]).
 /// Backward: dlogits[r, j] = dloss / rows * (exp(logits[r, j] - lse[r]) - [j == targets[r]]).
@@ -40,19 +36,27 @@ struct SoftmaxCrossEntropyProblem {
 using SoftmaxCrossEntropyFn = void (*)(const SoftmaxCrossEntropyProblem&);
 using SoftmaxCrossEntropyEntry = ops::KernelEntry<SoftmaxCrossEntropyProblem, SoftmaxCrossEntropyFn>;
 
+}  // namespace ampkit::ops
+
+namespace ampkit::cpu {
+
+/// Classes per block of the row sum of exponentials: fp32 partials of kSoftmaxBlock classes,
+/// added in block order. Fixed, so the result never depends on the thread count.
+inline constexpr std::int64_t kSoftmaxBlock = 256;
+
 /// fp32 math (gemm_math::exp_f32), OpenMP over rows, the mean over rows in fp64 in row order.
-void softmax_cross_entropy_forward_cpu(const SoftmaxCrossEntropyProblem& p);
-void softmax_cross_entropy_backward_cpu(const SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_forward_cpu(const ops::SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_backward_cpu(const ops::SoftmaxCrossEntropyProblem& p);
 /// Double math, one rounding per output.
-void softmax_cross_entropy_forward_reference(const SoftmaxCrossEntropyProblem& p);
-void softmax_cross_entropy_backward_reference(const SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_forward_reference(const ops::SoftmaxCrossEntropyProblem& p);
+void softmax_cross_entropy_backward_reference(const ops::SoftmaxCrossEntropyProblem& p);
 /// The mean loss in double without rounding (the reference forward rounds it once; the tests take
 /// finite differences of it).
-double softmax_cross_entropy_loss_reference(const SoftmaxCrossEntropyProblem& p);
+double softmax_cross_entropy_loss_reference(const ops::SoftmaxCrossEntropyProblem& p);
 
 /// Best first, reference last.
-std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels();
-std::span<const SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels();
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
 
 }  // namespace ampkit::cpu
 
@@ -60,7 +64,7 @@ namespace ampkit::cuda {
 
 /// The CUDA lists (src/cuda/softmax_cross_entropy/softmax_cross_entropy_cuda_kernel_list.cpp; one unavailable entry
 /// each in a build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels();
-std::span<const cpu::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels();
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels();
+std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels();
 
 }  // namespace ampkit::cuda

@@ -22,15 +22,15 @@ namespace {
 using gemm_test::GemmBuffers;
 using gemm_test::GemmCase;
 
-const cpu::GemmKernel& amx_entry() {
-  for (const cpu::GemmKernel& k : cpu::gemm_kernels())
+const ops::GemmKernel& amx_entry() {
+  for (const ops::GemmKernel& k : cpu::gemm_kernels())
     if (std::string(k.name) == "gemm_ukernel_bf16_32x32_amx") return k;
   throw std::logic_error("gemm_ukernel_bf16_32x32_amx is not in the kernel list");
 }
 
 void run_entry(GemmBuffers& t) {
-  cpu::GemmCounters counters;
-  amx_entry().run(cpu::make_gemm_problem(t.args()), counters);
+  ops::GemmCounters counters;
+  amx_entry().run(ops::make_gemm_problem(t.args()), counters);
 }
 
 // Why the entry cannot run here (machine, cap, OS permission), or nullptr.
@@ -39,11 +39,11 @@ const char* amx_unavailable() { return ops::kernel_unavailable_reason(amx_entry(
 TEST(GemmAmx, DeclinesWhatItCannotTake) {
   GemmArgs g;
   g.a_dtype = g.b_dtype = DType::f32;
-  EXPECT_STREQ(amx_entry().declines(cpu::make_gemm_problem(g)), "only bf16 operands (bf16, or f16 in the alt mode)");
+  EXPECT_STREQ(amx_entry().declines(ops::make_gemm_problem(g)), "only bf16 operands (bf16, or f16 in the alt mode)");
   g.a_dtype = g.b_dtype = DType::f16;  // exact mode: f16 products are not bf16 products
-  EXPECT_NE(amx_entry().declines(cpu::make_gemm_problem(g)), nullptr);
+  EXPECT_NE(amx_entry().declines(ops::make_gemm_problem(g)), nullptr);
   g.fp16_mode = Fp16Mode::alt;
-  EXPECT_EQ(amx_entry().declines(cpu::make_gemm_problem(g)), nullptr);
+  EXPECT_EQ(amx_entry().declines(ops::make_gemm_problem(g)), nullptr);
   if (active_isa() < Isa::amx) {
     EXPECT_NE(amx_unavailable(), nullptr);
   }
@@ -116,8 +116,8 @@ TEST(GemmAmx, OneAndTwoThreadsGiveTheSameBits) {
 // the same bits — across partial slivers, partial k groups and several 256-deep blocks.
 TEST(GemmAmx, BgradbSummedWhilePackingHasTheOperandSumsBits) {
   if (const char* why = amx_unavailable()) GTEST_SKIP() << "gemm_ukernel_bf16_32x32_amx: " << why;
-  const cpu::GemmKernel* avx512bf16 = nullptr;
-  for (const cpu::GemmKernel& k : cpu::gemm_kernels())
+  const ops::GemmKernel* avx512bf16 = nullptr;
+  for (const ops::GemmKernel& k : cpu::gemm_kernels())
     if (std::string(k.name) == "gemm_ukernel_bf16_32x12_avx512bf16") avx512bf16 = &k;
   ASSERT_NE(avx512bf16, nullptr);
   const std::uint64_t seed = testing::fresh_seed();
@@ -132,8 +132,8 @@ TEST(GemmAmx, BgradbSummedWhilePackingHasTheOperandSumsBits) {
       const GemmBuffers in = gemm_test::make_buffers(c, rng);
       GemmBuffers got = in, sums = in, want = in;
       run_entry(got);
-      cpu::GemmCounters counters;
-      avx512bf16->run(cpu::make_gemm_problem(sums.args()), counters);
+      ops::GemmCounters counters;
+      avx512bf16->run(ops::make_gemm_problem(sums.args()), counters);
       for (std::int64_t j = 0; j < n; ++j)
         ASSERT_EQ(got.bias_grad.get(j), sums.bias_grad.get(j)) << "db(" << j << "), " << c.describe();
       gemm_test::run_reference(want);

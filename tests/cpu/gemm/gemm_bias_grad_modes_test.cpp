@@ -80,7 +80,7 @@ TEST(GemmBiasGradModes, EveryKernelSumsTheOperandAsGivenInEveryMode) {
   int ran = 0;
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
-    for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
+    for (const ops::GemmKernel& kernel : cpu::gemm_kernels()) {
       for (Fp16Mode mode : {Fp16Mode::exact, Fp16Mode::alt, Fp16Mode::flush}) {
         for (Epilogue kind : {Epilogue::BGRADA, Epilogue::BGRADB}) {
           // A blocked shape and a skinny one (min(m, n) <= gemm_skinny_max); k past one block.
@@ -90,11 +90,11 @@ TEST(GemmBiasGradModes, EveryKernelSumsTheOperandAsGivenInEveryMode) {
             c.a = c.b = DType::f16, c.d = DType::f16, c.bias_dtype = DType::f32;
             c.kind = kind, c.mode = mode;
             GemmBuffers in = gemm_test::make_buffers(c, rng);
-            if (nullptr != ops::decline_reason(kernel, cpu::make_gemm_problem(in.args()))) continue;
+            if (nullptr != ops::decline_reason(kernel, ops::make_gemm_problem(in.args()))) continue;
             plant(in, rng);
             GemmBuffers got = in, want = in;
-            cpu::GemmCounters counters;
-            kernel.run(cpu::make_gemm_problem(got.args()), counters);
+            ops::GemmCounters counters;
+            kernel.run(ops::make_gemm_problem(got.args()), counters);
             expect_sums_as_given(in, got, kernel.name);
             gemm_test::run_reference(want);  // D under the mode: the reference's semantics
             gemm_test::expect_close(in, got, want);

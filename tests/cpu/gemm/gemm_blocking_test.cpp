@@ -20,12 +20,12 @@ using gemm_test::GemmBuffers;
 using gemm_test::GemmCase;
 
 // Runs one list entry on t's call, with the blocking derived (forced.kc == 0) or forced.
-void run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t, const cpu::GemmBlocking& forced = {0, 0, 0}) {
-  cpu::GemmProblem problem = cpu::make_gemm_problem(t.args());
+void run_kernel(const ops::GemmKernel& kernel, GemmBuffers& t, const cpu::GemmBlocking& forced = {0, 0, 0}) {
+  ops::GemmProblem problem = ops::make_gemm_problem(t.args());
   problem.forced_kc = forced.kc;
   problem.forced_mc = forced.mc;
   problem.forced_nc = forced.nc;
-  cpu::GemmCounters counters;
+  ops::GemmCounters counters;
   kernel.run(problem, counters);
 }
 
@@ -40,7 +40,7 @@ TEST(GemmBlocking, AnyBlockSizesAndThreadCountsGiveTheSameBits) {
   const Epilogue kinds[] = {Epilogue::DEFAULT,     Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD,
                             Epilogue::DRELU_BGRAD, Epilogue::BGRADA,        Epilogue::BGRADB};
   int compared = 0;
-  for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
+  for (const ops::GemmKernel& kernel : cpu::gemm_kernels()) {
     SCOPED_TRACE(kernel.name);
     for (DType t : {DType::f32, DType::bf16, DType::f16}) {
       for (int ki = 0; ki < 6; ++ki) {
@@ -54,7 +54,7 @@ TEST(GemmBlocking, AnyBlockSizesAndThreadCountsGiveTheSameBits) {
         c.kind = kinds[ki], c.accumulate_bias_grad = ki == 3;
         c.mode = ki & 1 ? Fp16Mode::alt : Fp16Mode::exact;
         GemmBuffers in = gemm_test::make_buffers(c, rng);
-        if (nullptr != ops::decline_reason(kernel, cpu::make_gemm_problem(in.args()))) continue;
+        if (nullptr != ops::decline_reason(kernel, ops::make_gemm_problem(in.args()))) continue;
         GemmBuffers want = in;
         run_kernel(kernel, want);  // the derived blocking
         for (const cpu::GemmBlocking& b : blockings) {

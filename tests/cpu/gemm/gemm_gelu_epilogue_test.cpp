@@ -17,7 +17,7 @@ namespace ampkit {
 namespace {
 
 // GELU_BIAS with A = 0 makes x = bias (any fp32 value); DGELU with A = B = 1 makes D = gelu'(aux).
-std::vector<float> run_gelu(const cpu::GemmKernel& kernel, std::vector<float> x, bool backward) {
+std::vector<float> run_gelu(const ops::GemmKernel& kernel, std::vector<float> x, bool backward) {
   const auto m = static_cast<std::int64_t>(x.size());
   std::vector<std::uint16_t> a(x.size(), backward ? 0x3f80 : 0), b(1, 0x3f80);  // bf16 1.0 or 0
   std::vector<float> d(x.size(), std::nanf(""));
@@ -33,8 +33,8 @@ std::vector<float> run_gelu(const cpu::GemmKernel& kernel, std::vector<float> x,
   } else {
     g.epilogue.bias = x.data(), g.epilogue.bias_dtype = DType::f32;
   }
-  cpu::GemmCounters counters;
-  kernel.run(cpu::make_gemm_problem(g), counters);
+  ops::GemmCounters counters;
+  kernel.run(ops::make_gemm_problem(g), counters);
   return d;
 }
 
@@ -47,7 +47,7 @@ TEST(GemmGeluEpilogue, TanhGeluIsWithinAFewUlpAndTheSameInEveryEngine) {
   for (const bool backward : {false, true}) {
     std::vector<float> first;
     std::string first_name;
-    for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
+    for (const ops::GemmKernel& kernel : cpu::gemm_kernels()) {
       if (std::string(kernel.name) == "gemm_reference" || ops::kernel_unavailable_reason(kernel.needs) != nullptr)
         continue;
       SCOPED_TRACE(kernel.name);

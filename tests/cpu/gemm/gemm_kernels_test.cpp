@@ -27,9 +27,9 @@ void small_integers(GemmBuffers& t, std::mt19937_64& rng) {
 }
 
 // Runs one kernel-list entry directly.
-void run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t) {
-  cpu::GemmCounters counters;
-  kernel.run(cpu::make_gemm_problem(t.args()), counters);
+void run_kernel(const ops::GemmKernel& kernel, GemmBuffers& t) {
+  ops::GemmCounters counters;
+  kernel.run(ops::make_gemm_problem(t.args()), counters);
 }
 
 TEST(GemmKernels, ReferenceMatchesAHandWrittenLoop) {
@@ -58,7 +58,7 @@ TEST(GemmKernels, EveryKernelIsBitExactOnSmallIntegers) {
   const Epilogue kinds[] = {Epilogue::DEFAULT,     Epilogue::BIAS,   Epilogue::RELU_AUX_BIAS,
                             Epilogue::DRELU_BGRAD, Epilogue::BGRADA, Epilogue::BGRADB};
   int ran = 0;
-  for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
+  for (const ops::GemmKernel& kernel : cpu::gemm_kernels()) {
     SCOPED_TRACE(kernel.name);
     for (DType t : {DType::f32, DType::bf16, DType::f16}) {
       for (Epilogue kind : kinds) {
@@ -72,7 +72,7 @@ TEST(GemmKernels, EveryKernelIsBitExactOnSmallIntegers) {
           c.mode = Fp16Mode::alt;  // small integers are exact in bf16: alt changes nothing
           GemmBuffers in = gemm_test::make_buffers(c, rng);
           small_integers(in, rng);
-          const cpu::GemmProblem problem = cpu::make_gemm_problem(in.args());
+          const ops::GemmProblem problem = ops::make_gemm_problem(in.args());
           if (nullptr != ops::decline_reason(kernel, problem)) continue;
           GemmBuffers got = in, want = in;
           run_kernel(kernel, got);
@@ -92,7 +92,7 @@ TEST(GemmKernels, OneAndTwoThreadsGiveTheSameBits) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  for (const cpu::GemmKernel& kernel : cpu::gemm_kernels()) {
+  for (const ops::GemmKernel& kernel : cpu::gemm_kernels()) {
     SCOPED_TRACE(kernel.name);
     for (Epilogue kind : {Epilogue::GELU_AUX_BIAS, Epilogue::DGELU_BGRAD, Epilogue::BGRADA, Epilogue::BGRADB}) {
       GemmCase c;
@@ -100,7 +100,7 @@ TEST(GemmKernels, OneAndTwoThreadsGiveTheSameBits) {
       c.a = c.b = DType::bf16, c.d = DType::bf16, c.bias_dtype = DType::f32, c.aux_dtype = DType::bf16;
       c.kind = kind, c.beta = 0.5f, c.c = DType::f32;
       GemmBuffers in = gemm_test::make_buffers(c, rng);
-      if (nullptr != ops::decline_reason(kernel, cpu::make_gemm_problem(in.args()))) continue;
+      if (nullptr != ops::decline_reason(kernel, ops::make_gemm_problem(in.args()))) continue;
       GemmBuffers one = in, two = in;
       {
         testing::ThreadsScope threads(1);
@@ -122,7 +122,7 @@ TEST(GemmKernels, TheListEndsWithTheReferenceAndNamesSayIsa) {
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(kernels.back().name, "gemm_reference");
   EXPECT_EQ(kernels.back().needs.isa, Isa::ref);
-  for (const cpu::GemmKernel& k : kernels) {
+  for (const ops::GemmKernel& k : kernels) {
     if (k.needs.isa != Isa::ref) {
       EXPECT_NE(std::string(k.name).find(std::string(isa_name(k.needs.isa))), std::string::npos) << k.name;
     }

@@ -26,17 +26,17 @@ using gemm_test::GemmCase;
 constexpr DType kTypes[] = {DType::f32, DType::bf16, DType::f16};
 
 // The skinny entries of the kernel list this machine can run (at least one on x86-64 with AVX2).
-std::vector<const cpu::GemmKernel*> skinny_kernels() {
-  std::vector<const cpu::GemmKernel*> out;
-  for (const cpu::GemmKernel& k : cpu::gemm_kernels())
+std::vector<const ops::GemmKernel*> skinny_kernels() {
+  std::vector<const ops::GemmKernel*> out;
+  for (const ops::GemmKernel& k : cpu::gemm_kernels())
     if (k.declines == cpu::gemm_skinny_declines && ops::kernel_unavailable_reason(k.needs) == nullptr)
       out.push_back(&k);
   return out;
 }
 
-GemmReport run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t) {
-  cpu::GemmCounters counters;
-  const cpu::GemmProblem p = cpu::make_gemm_problem(t.args());
+GemmReport run_kernel(const ops::GemmKernel& kernel, GemmBuffers& t) {
+  ops::GemmCounters counters;
+  const ops::GemmProblem p = ops::make_gemm_problem(t.args());
   EXPECT_TRUE(nullptr == ops::decline_reason(kernel, p)) << t.cfg.describe();
   kernel.run(p, counters);
   GemmReport r;
@@ -46,7 +46,7 @@ GemmReport run_kernel(const cpu::GemmKernel& kernel, GemmBuffers& t) {
 }
 
 // Runs one skinny entry and the reference on copies of one random problem; checks every output.
-void compare(const cpu::GemmKernel& kernel, const GemmCase& cfg, std::mt19937_64& rng) {
+void compare(const ops::GemmKernel& kernel, const GemmCase& cfg, std::mt19937_64& rng) {
   const GemmBuffers inputs = gemm_test::make_buffers(cfg, rng);
   GemmBuffers got = inputs, want = inputs;
   const GemmReport report = run_kernel(kernel, got);
@@ -64,7 +64,7 @@ TEST(GemmSkinny, EveryEpilogueDtypeAndOpInBothOrientations) {
   const auto kernels = skinny_kernels();
   ASSERT_EQ(kernels.empty(),
             ops::kernel_unavailable_reason({Device::cpu, Isa::avx2, false}) != nullptr);  // none under AMPKIT_ISA=ref
-  for (const cpu::GemmKernel* kernel : kernels) {
+  for (const ops::GemmKernel* kernel : kernels) {
     SCOPED_TRACE(kernel->name);
     for (int kind = 0; kind <= static_cast<int>(Epilogue::BGRADB); ++kind)
       for (DType a : kTypes)
@@ -104,7 +104,7 @@ TEST(GemmSkinny, EdgeShapes) {
   const std::int64_t larges[] = {1, 15, 16, 17, 31, 32, 33, 127, 129, 257, 513};
   const std::int64_t depths[] = {0, 1, 2, 3, 5, 16, 17, 31, 97, 255, 256, 257, 521};
   std::uniform_int_distribution<int> coin(0, 1), pick(0, 2), kind(0, static_cast<int>(Epilogue::BGRADB));
-  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+  for (const ops::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     int index = 0;
     for (std::int64_t s = 1; s <= 16; ++s)
@@ -144,7 +144,7 @@ TEST(GemmSkinny, BitExactOnSmallIntegers) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> value(-3, 3);
-  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+  for (const ops::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     for (DType t : kTypes)
       for (Epilogue kind :
@@ -183,7 +183,7 @@ TEST(GemmSkinny, OneTwoAndThreeThreadsGiveTheSameBits) {
   // 3 blocks of 128 (dot) or 1 of 512 (axpy), k split in 4 chunks of 1280; 40 x 9000: one block,
   // k split in 8 chunks of 1280.
   const Shape shapes[] = {{1100, 7, 150}, {300, 5, 5000}, {40, 16, 9000}};
-  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+  for (const ops::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     // aux out, aux in with row sums, operand sums of W (BGRADA when n is small, BGRADB when m is)
     // and of the small operand (the other one).
@@ -233,7 +233,7 @@ TEST(GemmSkinny, SplitKAndFusedOperandSumsAgainstTheReference) {
                             {DType::f16, Fp16Mode::exact},
                             {DType::f16, Fp16Mode::flush},
                             {DType::f16, Fp16Mode::alt}};
-  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+  for (const ops::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     int index = 0;
     for (const TypeMode& tm : types)
@@ -270,7 +270,7 @@ TEST(GemmSkinny, FusedAxpySumsHaveTheOperandSumsBits) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937_64 rng(seed);
-  for (const cpu::GemmKernel* kernel : skinny_kernels()) {
+  for (const ops::GemmKernel* kernel : skinny_kernels()) {
     SCOPED_TRACE(kernel->name);
     for (DType t : kTypes)
       for (const bool n_small : {true, false})
@@ -282,7 +282,7 @@ TEST(GemmSkinny, FusedAxpySumsHaveTheOperandSumsBits) {
           c.kind = n_small ? Epilogue::BGRADA : Epilogue::BGRADB, c.mode = Fp16Mode::flush;
           GemmBuffers got = gemm_test::make_buffers(c, rng);
           run_kernel(*kernel, got);
-          const cpu::GemmProblem p = cpu::make_gemm_problem(got.args());
+          const ops::GemmProblem p = ops::make_gemm_problem(got.args());
           std::vector<double> sums(static_cast<std::size_t>(n_small ? c.m : c.n));
           cpu::gemm_operand_sums(p, sums.data());
           for (std::size_t r = 0; r < sums.size(); ++r)

@@ -53,7 +53,7 @@ struct GemmCase {
 /// The buffers of one call and the GemmArgs pointing at them.
 struct GemmBuffers {
   GemmCase cfg;
-  cpu::GemmProblem problem;  // decoded flags (pointers of args are not used from here)
+  ops::GemmProblem problem;  // decoded flags (pointers of args are not used from here)
   Buffer a, b, c, d, aux, bias, bias_grad;
   std::int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0, aux_ld = 0;
 
@@ -77,7 +77,7 @@ struct GemmBuffers {
     e.accumulate_bias_grad = cfg.accumulate_bias_grad, e.aux_ld = aux_ld;
     if (problem.has_bias) e.bias = bias.size() ? bias.data() : nullptr;
     if (problem.aux_in || problem.aux_out) e.aux = aux.size() ? aux.data() : nullptr;
-    if (problem.bias_grad != cpu::GemmBiasGrad::none) e.bias_grad = bias_grad.size() ? bias_grad.data() : nullptr;
+    if (problem.bias_grad != ops::GemmBiasGrad::none) e.bias_grad = bias_grad.size() ? bias_grad.data() : nullptr;
     g.fp16_mode = cfg.mode;
     return g;
   }
@@ -95,7 +95,7 @@ inline GemmBuffers make_buffers(const GemmCase& cfg, std::mt19937_64& rng) {
   GemmArgs probe;
   probe.epilogue.kind = cfg.kind;
   probe.a_dtype = cfg.a, probe.b_dtype = cfg.b, probe.fp16_mode = cfg.mode, probe.beta = cfg.beta;
-  t.problem = cpu::make_gemm_problem(probe);
+  t.problem = ops::make_gemm_problem(probe);
   const std::int64_t a_rows = cfg.op_a == Op::N ? cfg.m : cfg.k, a_cols = cfg.op_a == Op::N ? cfg.k : cfg.m;
   const std::int64_t b_rows = cfg.op_b == Op::N ? cfg.k : cfg.n, b_cols = cfg.op_b == Op::N ? cfg.n : cfg.k;
   t.lda = std::max<std::int64_t>(1, a_rows) + cfg.pad;
@@ -125,8 +125,8 @@ inline GemmBuffers make_buffers(const GemmCase& cfg, std::mt19937_64& rng) {
     t.aux = Buffer(cfg.aux_dtype, stored_elements(cfg.m, cfg.n, t.aux_ld));
     t.aux.poison();
   }
-  if (t.problem.bias_grad != cpu::GemmBiasGrad::none) {
-    const std::int64_t len = t.problem.bias_grad == cpu::GemmBiasGrad::cols_of_b ? cfg.n : cfg.m;
+  if (t.problem.bias_grad != ops::GemmBiasGrad::none) {
+    const std::int64_t len = t.problem.bias_grad == ops::GemmBiasGrad::cols_of_b ? cfg.n : cfg.m;
     if (cfg.accumulate_bias_grad) {
       fill(t.bias_grad, cfg.bias_dtype, len, 1, 1);
     } else {
@@ -151,8 +151,8 @@ inline GemmBuffers with_operands_as_bf16(const GemmBuffers& in) {
 
 /// Runs the reference engine directly on t (bypassing dispatch).
 inline GemmReport run_reference(GemmBuffers& t) {
-  const cpu::GemmProblem p = cpu::make_gemm_problem(t.args());
-  cpu::GemmCounters counters;
+  const ops::GemmProblem p = ops::make_gemm_problem(t.args());
+  ops::GemmCounters counters;
   cpu::gemm_reference(p, counters);
   GemmReport r;
   r.kernel = "gemm_reference";
@@ -173,7 +173,7 @@ inline double mode_value(double v, DType t, Fp16Mode mode) {
 /// got and want must come from copies of one make_buffers result.
 inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, const GemmBuffers& want) {
   const GemmCase& c = inputs.cfg;
-  const cpu::GemmProblem& p = inputs.problem;
+  const ops::GemmProblem& p = inputs.problem;
   const bool fp16 = c.a == DType::f16 || c.b == DType::f16;
   const Fp16Mode mode = fp16 ? c.mode : Fp16Mode::exact;
   // op(A) row i and op(B) column j as the mode sees them.
@@ -188,8 +188,8 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
           mode_value(inputs.b.get(c.op_b == Op::N ? kk + j * inputs.ldb : j + kk * inputs.ldb), c.b, mode);
   // The bounds: ampkit/numerics/error_bounds.hpp (gemm_*).
   namespace eb = error_bounds;
-  const eb::GemmActivationBound act = p.activation == cpu::GemmActivation::gelu    ? eb::GemmActivationBound::gelu
-                                      : p.activation == cpu::GemmActivation::dgelu ? eb::GemmActivationBound::dgelu
+  const eb::GemmActivationBound act = p.activation == ops::GemmActivation::gelu    ? eb::GemmActivationBound::gelu
+                                      : p.activation == ops::GemmActivation::dgelu ? eb::GemmActivationBound::dgelu
                                                                                    : eb::GemmActivationBound::none;
   std::vector<double> grad_tol(static_cast<std::size_t>(std::max(c.m, c.n)), 0.0);
   std::vector<double> grad_mag(grad_tol.size(), 0.0);
@@ -219,23 +219,23 @@ inline void expect_close(const GemmBuffers& inputs, const GemmBuffers& got, cons
           ADD_FAILURE() << "aux(" << i << ", " << j << ") = " << ga << ", reference " << wa << ", tolerance " << atol
                         << "\n  " << c.describe();
       }
-      if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) {
+      if (p.bias_grad == ops::GemmBiasGrad::rows_of_d) {
         grad_tol[i] += tol_pre_act;
         grad_mag[i] += std::fabs(w) + tol_pre_act;
       }
     }
   }
-  if (p.bias_grad == cpu::GemmBiasGrad::none) return;
-  const std::int64_t len = p.bias_grad == cpu::GemmBiasGrad::cols_of_b ? c.n : c.m;
+  if (p.bias_grad == ops::GemmBiasGrad::none) return;
+  const std::int64_t len = p.bias_grad == ops::GemmBiasGrad::cols_of_b ? c.n : c.m;
   for (std::int64_t r = 0; r < len; ++r) {
     double tol = 0.0;
-    if (p.bias_grad == cpu::GemmBiasGrad::rows_of_d) {
+    if (p.bias_grad == ops::GemmBiasGrad::rows_of_d) {
       tol = eb::gemm_bias_grad_of_d(c.n, grad_tol[r], grad_mag[r]);
     } else {
       // BGRADA / BGRADB sum the operands as given, whatever the fp16 mode.
       double mag = 0.0;
       for (std::int64_t kk = 0; kk < c.k; ++kk)
-        mag += std::fabs(p.bias_grad == cpu::GemmBiasGrad::rows_of_a
+        mag += std::fabs(p.bias_grad == ops::GemmBiasGrad::rows_of_a
                              ? inputs.a.get(c.op_a == Op::N ? r + kk * inputs.lda : kk + r * inputs.lda)
                              : inputs.b.get(c.op_b == Op::N ? kk + r * inputs.ldb : r + kk * inputs.ldb));
       tol = eb::gemm_bias_grad_of_operand(c.k, mag);

@@ -24,7 +24,7 @@ using norm_testing::kMixes;
 // parallel, entry i of each needs the same machine.
 struct KernelSlot {
   int index;
-  const cpu::NormForwardEntry& entry;  // layer_norm_fwd_kernels()[index], for name and needs
+  const ops::NormForwardEntry& entry;  // layer_norm_fwd_kernels()[index], for name and needs
 };
 
 // Runs body(slot) for each position of the lists whose entries this machine and AMPKIT_ISA
@@ -38,7 +38,7 @@ void for_each_kernel(Body body) {
   ASSERT_EQ(layer_fwd.size(), cpu::rms_norm_fwd_kernels().size());
   ASSERT_EQ(layer_fwd.size(), cpu::rms_norm_bwd_kernels().size());
   for (std::size_t i = 0; i < layer_fwd.size(); ++i) {
-    const cpu::NormForwardEntry& k = layer_fwd[i];
+    const ops::NormForwardEntry& k = layer_fwd[i];
     ASSERT_EQ(k.needs.isa, cpu::rms_norm_bwd_kernels()[i].needs.isa);
     if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
       std::printf("[ SKIPPED  ] norm kernel %s: %s\n", k.name, why);
@@ -70,8 +70,8 @@ TEST(NormKernels, DispatchPicksTheFirstUsableKernel) {
       if (kind == NormKind::layer) b.mean = TensorView(mean.data(), DType::f32, {3});
       b.rstd = TensorView(rstd.data(), DType::f32, {3});
       b.dx = TensorView(dx.data(), DType::bf16, {3, 4});
-      const cpu::NormForwardEntry* first = nullptr;
-      for (const cpu::NormForwardEntry& k : ops::norm_forward_kernels(kind))
+      const ops::NormForwardEntry* first = nullptr;
+      for (const ops::NormForwardEntry& k : ops::norm_forward_kernels(kind))
         if (first == nullptr && ops::kernel_unavailable_reason(k.needs) == nullptr) first = &k;
       ASSERT_NE(first, nullptr);
       EXPECT_EQ(first->needs.isa, isa == Isa::amx ? Isa::avx512 : isa);  // no AMX norm kernels
@@ -274,7 +274,8 @@ TEST(NormKernels, LargeOutputsWrittenWithStreamingStoresMatchReference) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
   testing::ThreadsScope threads(2);
-  for (const norm_testing::Mix mix : {norm_testing::Mix{DType::bf16, DType::f32}, norm_testing::Mix{DType::f32, DType::f32}})
+  for (const norm_testing::Mix mix :
+       {norm_testing::Mix{DType::bf16, DType::f32}, norm_testing::Mix{DType::f32, DType::f32}})
     for (bool rms : {false, true}) {  // the selected kernel (AMPKIT_ISA picks it)
       const std::int64_t n = 1024;
       const std::int64_t row_bytes = n * static_cast<std::int64_t>(dtype_size(mix.x));

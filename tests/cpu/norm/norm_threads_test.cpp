@@ -18,7 +18,7 @@ TEST(NormThreads, OneTwoAndThreeThreadsGiveIdenticalBits) {
   SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
   const auto list = cpu::layer_norm_fwd_kernels();  // the four lists are parallel
   for (std::size_t index = 0; index < list.size(); ++index) {
-    const cpu::NormForwardEntry& k = list[index];
+    const ops::NormForwardEntry& k = list[index];
     if (k.needs.isa == Isa::ref) continue;  // the reference is sequential
     if (const char* why = ops::kernel_unavailable_reason(k.needs)) {
       std::printf("[ SKIPPED  ] norm kernel %s: %s\n", k.name, why);

@@ -20,7 +20,7 @@ constexpr GeluVariant kVariants[] = {GeluVariant::tanh, GeluVariant::erf};
 
 struct GeluCase {
   Buffer x, dy, out;
-  cpu::GeluProblem problem;
+  ops::GeluProblem problem;
 };
 
 GeluCase make_case(std::mt19937_64& rng, bool backward, GeluVariant v, DType tx, DType td, DType to, std::int64_t rows,
@@ -63,7 +63,7 @@ TEST(Gelu, EveryEntryMatchesTheReference) {
                                                 << backward << " " << dtypes_name({tx, td, to}));
               GeluCase c = make_case(rng, backward, v, tx, td, to, 3, 2049);
               Buffer want(to, c.out.size());
-              cpu::GeluProblem ref = c.problem;
+              ops::GeluProblem ref = c.problem;
               ref.out = want.data();
               k.run(c.problem);
               kernels.back().run(ref);
@@ -90,7 +90,7 @@ TEST(Gelu, ReferenceDerivativeMatchesFiniteDifferences) {
     Buffer xp(DType::f32, n), xm(DType::f32, n), one(DType::f32, n);
     for (std::int64_t i = 0; i < n; ++i) xp.set(i, x.get(i) + h), xm.set(i, x.get(i) - h), one.set(i, 1.0);
     Buffer yp(DType::f32, n), ym(DType::f32, n), slope(DType::f32, n);
-    cpu::GeluProblem p{1, n, false, v, xp.data(), DType::f32, n, nullptr, DType::f32, n, yp.data(), DType::f32, n};
+    ops::GeluProblem p{1, n, false, v, xp.data(), DType::f32, n, nullptr, DType::f32, n, yp.data(), DType::f32, n};
     cpu::gelu_reference(p);
     p.x = xm.data();
     p.out = ym.data();
@@ -121,7 +121,7 @@ TEST(Gelu, OneAndTwoThreadsGiveIdenticalBitsAndInPlaceWorks) {
   }
   EXPECT_TRUE(same_bytes("dx", outs[0], outs[1]));
   Buffer want(DType::bf16, 64 * 300);
-  cpu::GeluProblem p{64,        300,         true, GeluVariant::erf, x.data(),    DType::bf16, 300,
+  ops::GeluProblem p{64,        300,         true, GeluVariant::erf, x.data(),    DType::bf16, 300,
                      dy.data(), DType::bf16, 300,  want.data(),      DType::bf16, 300};
   cpu::gelu_cpu(p);
   EXPECT_TRUE(same_bytes("in-place dx", outs[0], want));

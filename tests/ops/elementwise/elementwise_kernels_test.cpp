@@ -23,7 +23,7 @@ constexpr Shape kShapes[] = {{1, 1}, {1, 4097}, {3, 5}, {7, 63}, {5, 64}, {17, 6
 // a: [rows, n] with row stride n + pad, b: [rows, n] or a broadcast row, out: [rows, n + pad].
 struct AddCase {
   Buffer a, b, out;
-  cpu::ElementwiseProblem problem;
+  ops::ElementwiseProblem problem;
 };
 
 AddCase make_add(std::mt19937_64& rng, Shape s, DType ta, DType tb, DType to, bool add, bool broadcast,
@@ -52,7 +52,7 @@ TEST(ElementwiseKernels, EveryEntryMatchesTheReference) {
   std::mt19937_64 rng(seed);
   const auto kernels = cpu::elementwise_kernels();
   for (const auto& k : kernels) {
-    if (ops::decline_reason(k, cpu::ElementwiseProblem{}) != nullptr) continue;
+    if (ops::decline_reason(k, ops::ElementwiseProblem{}) != nullptr) continue;
     for (DType ta : kFloatDTypes)
       for (DType tb : kFloatDTypes)
         for (DType to : kFloatDTypes)
@@ -63,7 +63,7 @@ TEST(ElementwiseKernels, EveryEntryMatchesTheReference) {
               AddCase c = make_add(rng, s, ta, tb, to, mode < 2, mode == 1, 3);
               Buffer want(to, c.out.size());
               want.poison();
-              cpu::ElementwiseProblem ref = c.problem;
+              ops::ElementwiseProblem ref = c.problem;
               ref.out = want.data();
               k.run(c.problem);
               kernels.back().run(ref);
@@ -93,8 +93,8 @@ TEST(ElementwiseKernels, SumRowsEveryEntryMatchesTheReference) {
             Buffer out = random_buffer(rng, to, s.n);
             if (!accumulate) out.poison();
             Buffer want = out;
-            cpu::SumRowsProblem p{s.rows, s.n, x.data(), tx, stride, out.data(), to, accumulate};
-            cpu::SumRowsProblem ref = p;
+            ops::SumRowsProblem p{s.rows, s.n, x.data(), tx, stride, out.data(), to, accumulate};
+            ops::SumRowsProblem ref = p;
             ref.out = want.data();
             const Buffer old = out;
             k.run(p);
@@ -113,7 +113,7 @@ TEST(ElementwiseKernels, SmallIntegersAreExact) {
     Buffer x(t, 70 * 9);
     for (std::int64_t i = 0; i < x.size(); ++i) x.set(i, static_cast<double>(i % 5) - 2.0);
     Buffer got(t, 9), want(t, 9);
-    cpu::SumRowsProblem p{70, 9, x.data(), t, 9, got.data(), t, false};
+    ops::SumRowsProblem p{70, 9, x.data(), t, 9, got.data(), t, false};
     cpu::sum_rows_cpu(p);
     p.out = want.data();
     cpu::sum_rows_reference(p);
@@ -133,9 +133,9 @@ TEST(ElementwiseKernels, OneAndTwoThreadsGiveIdenticalBits) {
     Buffer adds[2] = {c.out, c.out};
     for (int threads : {1, 2}) {
       testing::ThreadsScope scope(threads);
-      cpu::SumRowsProblem p{rows, n, x.data(), t, n, sums[threads - 1].data(), DType::f32, false};
+      ops::SumRowsProblem p{rows, n, x.data(), t, n, sums[threads - 1].data(), DType::f32, false};
       cpu::sum_rows_kernels().front().run(p);
-      cpu::ElementwiseProblem q = c.problem;
+      ops::ElementwiseProblem q = c.problem;
       q.out = adds[threads - 1].data();
       cpu::elementwise_kernels().front().run(q);
     }

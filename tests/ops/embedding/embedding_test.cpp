@@ -64,9 +64,9 @@ TEST(Embedding, ForwardEveryEntryMatchesTheReferenceBitForBit) {
           Buffer out(to, s.tokens * out_stride);
           out.poison();
           Buffer want = out;
-          cpu::EmbeddingForwardProblem p{s.tokens, s.vocab,      s.dim,      ids_of(ids), table.data(),
+          ops::EmbeddingForwardProblem p{s.tokens, s.vocab,      s.dim,      ids_of(ids), table.data(),
                                          tt,       table_stride, out.data(), to,          out_stride};
-          cpu::EmbeddingForwardProblem ref = p;
+          ops::EmbeddingForwardProblem ref = p;
           ref.out = want.data();
           k.run(p);
           kernels.back().run(ref);
@@ -128,9 +128,9 @@ TEST(Embedding, BackwardEveryEntryMatchesTheReference) {
               for (std::int64_t j = s.dim; j < dtable_stride; ++j) dtable.set(v * dtable_stride + j, NAN);
             const Buffer old = dtable;
             Buffer want = dtable;
-            cpu::EmbeddingBackwardProblem p{s.tokens,    s.vocab,       s.dim, ids_of(ids),   dout.data(), tg,
+            ops::EmbeddingBackwardProblem p{s.tokens,    s.vocab,       s.dim, ids_of(ids),   dout.data(), tg,
                                             dout_stride, dtable.data(), td,    dtable_stride, accumulate};
-            cpu::EmbeddingBackwardProblem ref = p;
+            ops::EmbeddingBackwardProblem ref = p;
             ref.dtable = want.data();
             k.run(p);
             kernels.back().run(ref);
@@ -180,7 +180,7 @@ TEST(Embedding, BackwardRepeatedIdsGiveTheExpectedRows) {
           for (int t = 0; t < 5; ++t)
             for (int j = 0; j < 3; ++j) dout.set(t * 3 + j, g[t][j]);
           for (int i = 0; i < 18; ++i) dtable.set(i, 100 + i);
-          const cpu::EmbeddingBackwardProblem p{5,  6, 3,         ids_of(ids), dout.data(), tg, 3, dtable.data(),
+          const ops::EmbeddingBackwardProblem p{5,  6, 3,         ids_of(ids), dout.data(), tg, 3, dtable.data(),
                                                 td, 3, accumulate};
           k.run(p);
           for (int v = 0; v < 6; ++v)
@@ -203,7 +203,7 @@ TEST(Embedding, BackwardSumsTheTokensInOrderInFp32) {
   std::memcpy(ids.data(), id, sizeof id);
   std::memcpy(dout.data(), g, sizeof g);
   const auto& cpu_entry = cpu::embedding_backward_kernels().front();
-  cpu::EmbeddingBackwardProblem p{6,          2, 1,    ids_of(ids), dout.data(), DType::f32, 1, dtable.data(),
+  ops::EmbeddingBackwardProblem p{6,          2, 1,    ids_of(ids), dout.data(), DType::f32, 1, dtable.data(),
                                   DType::f32, 1, false};
   cpu_entry.run(p);
   EXPECT_EQ(dtable.get(1), 0.0);
@@ -261,7 +261,7 @@ TEST(Embedding, PublicCallsRunTheSelectedKernelOnStridedViews) {
   out.poison();
   want.poison();
   embedding_forward(view_of(ids, {tokens}), strided(table, vocab, dim, dim + 5), strided(out, tokens, dim, dim + 1));
-  const cpu::EmbeddingForwardProblem p{tokens,     vocab,   dim,         ids_of(ids), table.data(),
+  const ops::EmbeddingForwardProblem p{tokens,     vocab,   dim,         ids_of(ids), table.data(),
                                        DType::f32, dim + 5, want.data(), DType::bf16, dim + 1};
   ops::select_kernel(cpu::embedding_forward_kernels(), p).run(p);
   EXPECT_TRUE(same_bytes("out", out, want));
@@ -270,7 +270,7 @@ TEST(Embedding, PublicCallsRunTheSelectedKernelOnStridedViews) {
   Buffer dtable = random_buffer(rng, DType::f32, vocab * (dim + 4)), dwant = dtable;
   embedding_backward(view_of(ids, {tokens}), strided(dout, tokens, dim, dim + 2), strided(dtable, vocab, dim, dim + 4),
                      true);
-  const cpu::EmbeddingBackwardProblem q{tokens,  vocab,        dim,        ids_of(ids), dout.data(), DType::f16,
+  const ops::EmbeddingBackwardProblem q{tokens,  vocab,        dim,        ids_of(ids), dout.data(), DType::f16,
                                         dim + 2, dwant.data(), DType::f32, dim + 4,     true};
   ops::select_kernel(cpu::embedding_backward_kernels(), q).run(q);
   EXPECT_TRUE(same_bytes("dtable", dtable, dwant));

@@ -48,7 +48,7 @@ constexpr AdamWHyper kAdamWHypers[] = {
 
 struct AdamWState {
   Buffer param, grad, m, v, copy;
-  cpu::AdamWProblem problem;
+  ops::AdamWProblem problem;
   void point() {  // the problem's pointers at this object's buffers
     problem.param = f32(param);
     problem.grad = grad.data();
@@ -260,7 +260,7 @@ constexpr SgdHyper kSgdHypers[] = {
 
 struct SgdState {
   Buffer param, grad, buf, copy;
-  cpu::SgdProblem problem;
+  ops::SgdProblem problem;
   void point() {
     problem.param = f32(param);
     problem.grad = grad.data();

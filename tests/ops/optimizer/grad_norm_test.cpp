@@ -65,7 +65,7 @@ TEST(GlobalGradNorm, MatchesTheReferenceAndTheDocumentedOrder) {
     }
     SCOPED_TRACE(::testing::Message() << list.size() << " views, " << total << " elements");
     const std::vector<TensorView> views = views_of(buffers);
-    const cpu::ViewsProblem p{views};
+    const ops::ViewsProblem p{views};
     const double want = kernels.back().run(p);
     for (const auto& k : kernels) {
       const double got = k.run(p);
@@ -103,7 +103,7 @@ TEST(GlobalGradNorm, TheDocumentedOrderIsTheOneUsed) {
     testing::ThreadsScope scope(threads);
     EXPECT_EQ(global_grad_norm(views), 0x1p27) << threads << " threads";
   }
-  EXPECT_EQ(cpu::global_grad_norm_reference(cpu::ViewsProblem{views}), 0x1p27);
+  EXPECT_EQ(cpu::global_grad_norm_reference(ops::ViewsProblem{views}), 0x1p27);
 }
 
 TEST(GlobalGradNorm, GivesIdenticalBitsOnOneTwoAndThreeThreads) {
@@ -149,7 +149,7 @@ TEST(AllFinite, FindsEveryNanAndInfInEveryDtypeAndPosition) {
     const double largest = t == DType::f16 ? 65504.0 : t == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
     for (std::int64_t i = 0; i < n; ++i) x.set(i, (i % 3 == 0 ? -1.0 : 1.0) * (i % 2 ? largest : 0x1p-24));
     const TensorView views[] = {view_of(y, {3}), view_of(x, {n / 100, 100})};
-    const cpu::ViewsProblem p{views};
+    const ops::ViewsProblem p{views};
     for (const auto& k : cpu::all_finite_kernels()) EXPECT_TRUE(k.run(p)) << k.name << " " << dtype_name(t);
     EXPECT_TRUE(all_finite(views));
     for (std::int64_t pos : {std::int64_t{0}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{50001}, n - 1})

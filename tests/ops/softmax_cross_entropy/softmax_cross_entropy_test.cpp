@@ -18,7 +18,7 @@ using namespace ops_testing;
 
 struct CeCase {
   Buffer logits, targets, loss, lse, dlogits;
-  cpu::SoftmaxCrossEntropyProblem problem;
+  ops::SoftmaxCrossEntropyProblem problem;
 };
 
 CeCase make_case(std::mt19937_64& rng, DType tx, DType td, std::int64_t rows, std::int64_t classes, std::int64_t pad) {
