@@ -10,6 +10,7 @@
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ops/check_stage.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::cpu {
@@ -71,8 +72,8 @@ const char* gemm_skinny_declines(const GemmProblem& problem);
 
 /// The validation message for args ("" when valid), and for a valid call its decoded problem in
 /// `problem` (untouched otherwise). Never throws (except std::bad_alloc).
-std::string gemm_validate(const GemmArgs& args, GemmProblem& problem);
-std::string gemm_validate(const GemmArgs& args);
+std::string gemm_validate(const GemmArgs& args, GemmProblem& problem, ops::Stage stage = ops::Stage::call);
+std::string gemm_validate(const GemmArgs& args, ops::Stage stage = ops::Stage::call);
 
 // The engines (one per kernel-list entry).
 void gemm_reference(const GemmProblem& problem, GemmCounters& counters);
