@@ -17,6 +17,7 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "core/checked_math.hpp"
+#include "ops/check_message.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -65,7 +66,7 @@ void check_rows_shape(const char* fn, const char* name, const TensorView& v, con
 std::int64_t ld(std::int64_t rows) { return rows > 0 ? rows : 1; }
 
 // Forward: validates and builds the one GEMM call.
-GemmArgs plan_forward(const LinearForwardArgs& a) {
+GemmArgs plan_forward(const LinearForwardArgs& a, ops::Stage stage = ops::Stage::call) {
   const char* fn = kForward;
   using ops::check_data;
   check_enums(fn, a.gelu_variant, "gelu_variant", a.fp16_mode);
@@ -76,7 +77,7 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   const Device dev = a.x.device;
   const int dev_index = a.x.device_index;
   auto check_float_view = [&](const char* f, const char* name, const TensorView& v) {
-    return ops::check_float_view_on(f, name, v, dev, dev_index, "x");
+    return ops::check_float_view_on(f, name, v, dev, dev_index, "x", stage);
   };
   const std::int64_t x_bytes = check_float_view(fn, "x", a.x);
   const std::int64_t w_bytes = check_float_view(fn, "w", a.w);
@@ -102,13 +103,13 @@ GemmArgs plan_forward(const LinearForwardArgs& a) {
   }
   const bool compute = y_bytes > 0;
   if (compute) {
-    check_data(fn, "x", a.x, "elements");
-    check_data(fn, "w", a.w, "elements");
+    check_data(fn, "x", a.x, "elements", stage);
+    check_data(fn, "w", a.w, "elements", stage);
   }
-  check_data(fn, "y", a.y, "elements");
-  if (a.bias.present) check_data(fn, "bias", a.bias, "elements");
-  if (a.aux.present) check_data(fn, "aux", a.aux, "elements");
-  ops::OverlapCheck overlap(fn);
+  check_data(fn, "y", a.y, "elements", stage);
+  if (a.bias.present) check_data(fn, "bias", a.bias, "elements", stage);
+  if (a.aux.present) check_data(fn, "aux", a.aux, "elements", stage);
+  ops::OverlapCheck overlap(fn, stage);
   overlap.add("x", a.x, x_bytes, false);
   overlap.add("w", a.w, w_bytes, false);
   overlap.add("bias", a.bias, bias_bytes, false);
@@ -222,7 +223,7 @@ BackwardShape backward_shape(const char* fn, const LinearBackwardArgs& a) {
   return s;
 }
 
-void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
+void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan, ops::Stage stage = ops::Stage::call) {
   const char* fn = kBackward;
   using ops::check_data;
   using ops::check_given;
@@ -241,7 +242,7 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   plan.device_index = views[owner]->device_index;
   for (int i = 0; i < 8; ++i)
     if (views[i]->present)
-      bytes[i] = ops::check_float_view_on(fn, names[i], *views[i], plan.device, plan.device_index, names[owner]);
+      bytes[i] = ops::check_float_view_on(fn, names[i], *views[i], plan.device, plan.device_index, names[owner], stage);
   if (!a.dy.present) {
     if (want_dx || want_dw || want_db) check_given(fn, "dy", a.dy, "the gradient of y");
     return;  // nothing requested: nothing to do
@@ -268,17 +269,17 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
            "below_aux [..., in_features] (the pre-activation saved by the layer below's "
            "forward) is required when below_gelu is set");
   }
-  if (want_dx || want_dw || want_db) check_data(fn, "dy", a.dy, "elements");
+  if (want_dx || want_dw || want_db) check_data(fn, "dy", a.dy, "elements", stage);
   if (want_dx && nx > 0) {
     check_given(fn, "w", a.w, "[out_features, in_features], needed for dx");
-    check_data(fn, "w", a.w, "elements (needed for dx)");
+    check_data(fn, "w", a.w, "elements (needed for dx)", stage);
   }
   if (want_dw && nw > 0) {
     check_given(fn, "x", a.x, "[..., in_features], needed for dw");
-    check_data(fn, "x", a.x, "elements (needed for dw)");
+    check_data(fn, "x", a.x, "elements (needed for dw)", stage);
   }
   for (int i = 3; i < 8; ++i)
-    if (views[i]->present) check_data(fn, names[i], *views[i], "elements");
+    if (views[i]->present) check_data(fn, names[i], *views[i], "elements", stage);
   if (want_dx && a.below_aux.present) ops::check_dtype_or_f32(fn, "below_aux", a.below_aux, a.dx.dtype, "dx's");
   if (want_dx && a.below_db.present) ops::check_dtype_or_f32(fn, "below_db", a.below_db, a.dx.dtype, "dx's");
   if (want_db && want_dw) ops::check_dtype_or_f32(fn, "db", a.db, a.dw.dtype, "dw's");
@@ -287,7 +288,7 @@ void validate_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
               "db without dw (or with in_features = 0) is not supported on cuda: ask for dw too, or run on the cpu");
   // No output may overlap an input or another output (each GEMM of the call reads its inputs
   // after an earlier GEMM of the same call has written its outputs).
-  ops::OverlapCheck overlap(fn);
+  ops::OverlapCheck overlap(fn, stage);
   for (int i = 0; i < 8; ++i) {
     const bool output = i == 3 || i == 4 || i == 5 || i == 7;
     overlap.add(names[i], *views[i], bytes[i], output);
@@ -406,18 +407,6 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   }
 }
 
-template <class Validate>
-std::string check_message(const char* fn, Validate validate) noexcept {
-  try {
-    validate();
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  } catch (...) {
-    return std::string(fn) + ": out of memory while validating the arguments";
-  }
-}
-
 }  // namespace
 
 void linear_forward(const LinearForwardArgs& args, LinearReport* report) {
@@ -452,13 +441,24 @@ void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
 }
 
 std::string linear_check(const LinearForwardArgs& args) noexcept {
-  return check_message(kForward, [&] { plan_forward(args); });
+  return ops::check_message(kForward, [&] { plan_forward(args); });
 }
 
 std::string linear_check(const LinearBackwardArgs& args) noexcept {
-  return check_message(kBackward, [&] {
+  return ops::check_message(kBackward, [&] {
     BackwardPlan plan;
     validate_backward(args, plan);
+  });
+}
+
+std::string linear_descriptor_check(const LinearForwardArgs& args) noexcept {
+  return ops::check_message(kForward, [&] { plan_forward(args, ops::Stage::descriptor); });
+}
+
+std::string linear_descriptor_check(const LinearBackwardArgs& args) noexcept {
+  return ops::check_message(kBackward, [&] {
+    BackwardPlan plan;
+    validate_backward(args, plan, ops::Stage::descriptor);
   });
 }
 

@@ -102,12 +102,12 @@ void check_device_pointer(const char* fn, const char* name, const void* data, st
 }  // namespace
 
 std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
-                                 const char* owner) {
+                                 const char* owner, Stage stage) {
   check_device(fn, name, v, device, device_index, owner);
   TensorView host = v;  // the structure checks are the same on every device
   host.device = Device::cpu;
   const std::int64_t bytes = check_float_view(fn, name, host);
-  check_device_pointer(fn, name, v.data, bytes, v.device, v.device_index);
+  if (stage == Stage::call) check_device_pointer(fn, name, v.data, bytes, v.device, v.device_index);
   return bytes;
 }
 
@@ -115,8 +115,8 @@ void check_given(const char* fn, const char* name, const TensorView& v, const ch
   if (!v.present) fail(fn, name, " must be given (", what, "), but it is absent");
 }
 
-void check_data(const char* fn, const char* name, const TensorView& v, const char* what) {
-  if (v.data != nullptr) return;
+void check_data(const char* fn, const char* name, const TensorView& v, const char* what, Stage stage) {
+  if (stage == Stage::descriptor || v.data != nullptr) return;
   for (int i = 0; i < v.rank; ++i)
     if (v.shape[i] == 0) return;
   fail(fn, name, " must point to ", v.describe(), " ", what, ", but got null");
@@ -146,7 +146,7 @@ void check_dtype_or_f32(const char* fn, const char* name, const TensorView& v, D
 }
 
 void OverlapCheck::add(const char* name, const TensorView& v, std::int64_t bytes, bool output) {
-  if (!v.present || v.data == nullptr || bytes <= 0) return;
+  if (stage_ == Stage::descriptor || !v.present || v.data == nullptr || bytes <= 0) return;
   if (count_ == kMaxOperands) fail_with(ErrorKind::internal, fn_, "too many operands to check");
   ranges_[count_++] = {name, &v, bytes, output};
 }
@@ -200,7 +200,7 @@ void check_same_shape(const char* fn, const char* a_name, const TensorView& a, c
     fail(fn, b_name, " shape must equal ", a_name, "'s shape ", a.shape_string(), ", but got ", b.shape_string());
 }
 
-RowsOperand as_rows(const char* fn, const char* name, const TensorView& view) {
+RowsOperand as_rows(const char* fn, const char* name, const TensorView& view, Stage stage) {
   RowsOperand r;
   r.data = view.data;
   r.dtype = view.dtype;
@@ -217,7 +217,7 @@ RowsOperand as_rows(const char* fn, const char* name, const TensorView& view) {
     if (view.strides[i] < 0)
       fail(fn, name, " strides must be >= 0, but got ", strides_string(view), " for shape ", view.shape_string());
   if (numel == 0) return r;
-  if (view.data == nullptr)
+  if (stage == Stage::call && view.data == nullptr)
     fail(fn, name, " must point to its ", numel, " elements, but got null data for ", view.describe());
   if (view.rank >= 1 && view.shape[last] > 1 && view.strides[last] != 1)
     fail(fn, name, " last dim must be contiguous (stride 1), but got strides ", strides_string(view), " for shape ",
@@ -242,11 +242,11 @@ RowsOperand as_rows(const char* fn, const char* name, const TensorView& view) {
   return r;
 }
 
-RowsOperand as_flat(const char* fn, const char* name, const TensorView& view) {
+RowsOperand as_flat(const char* fn, const char* name, const TensorView& view, Stage stage) {
   const std::int64_t numel = view.numel();
   if (!view.is_contiguous())
     fail(fn, name, " must be contiguous, but got strides ", strides_string(view), " for shape ", view.shape_string());
-  if (numel > 0 && view.data == nullptr)
+  if (stage == Stage::call && numel > 0 && view.data == nullptr)
     fail(fn, name, " must point to its ", numel, " elements, but got null data for ", view.describe());
   RowsOperand r;
   r.data = view.data;
@@ -258,14 +258,15 @@ RowsOperand as_flat(const char* fn, const char* name, const TensorView& view) {
 }
 
 void check_disjoint(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
-                    const RowsOperand& in) {
-  if (ranges_overlap(out.data, out.bytes(), in.data, in.bytes()))
+                    const RowsOperand& in, Stage stage) {
+  if (stage == Stage::call && ranges_overlap(out.data, out.bytes(), in.data, in.bytes()))
     fail(fn, out_name, " (", rows_string(out), ") must not overlap ", in_name, " (", rows_string(in),
          "), but their memory ranges overlap");
 }
 
 void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
-                            const RowsOperand& in) {
+                            const RowsOperand& in, Stage stage) {
+  if (stage == Stage::descriptor) return;
   const bool same = out.data == in.data && out.dtype == in.dtype && out.rows == in.rows && out.n == in.n &&
                     (out.rows <= 1 || out.row_stride == in.row_stride);
   if (same || !ranges_overlap(out.data, out.bytes(), in.data, in.bytes())) return;
@@ -304,19 +305,20 @@ void check_dtype_on(const char* fn, const char* name, const TensorView& view, DT
   if (view.dtype != want) fail(fn, name, " dtype must be ", dtype_name(want), ", but got ", dtype_name(view.dtype));
 }
 
-RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
-  const RowsOperand r = as_rows(fn, name, view);
-  check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
+RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev, Stage stage) {
+  const RowsOperand r = as_rows(fn, name, view, stage);
+  if (stage == Stage::call) check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
   return r;
 }
 
-void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev) {
-  check_device_pointer(fn, name, data, bytes, dev.device, dev.index);
+void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev,
+                         Stage stage) {
+  if (stage == Stage::call) check_device_pointer(fn, name, data, bytes, dev.device, dev.index);
 }
 
-RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev) {
-  const RowsOperand r = as_flat(fn, name, view);
-  check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
+RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev, Stage stage) {
+  const RowsOperand r = as_flat(fn, name, view, stage);
+  if (stage == Stage::call) check_device_pointer(fn, name, r.data, r.bytes(), dev.device, dev.index);
   return r;
 }
 

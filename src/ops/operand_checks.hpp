@@ -8,11 +8,14 @@
 //   dtype, shape and overlap checks on that reading.
 // Each throws ampkit::Error naming the function, the operand, what was expected and what was
 // given; messages are built only on failure, so an accepted call allocates nothing.
+// Two stages (Stage): the descriptor rules (no memory needed) and the memory rules; the checks
+// that look at a view's data take the stage and do nothing of it in Stage::descriptor.
 #pragma once
 
 #include <cstdint>
 
 #include "ampkit/core/tensor.hpp"
+#include "ops/check_stage.hpp"
 
 namespace ampkit::ops {
 
@@ -26,14 +29,14 @@ std::int64_t check_float_view(const char* fn, const char* name, const TensorView
 /// cannot run is unsupported ("x is in cuda:0 memory, but <why>"); a device index with no GPU, a
 /// pointer that is not device memory of that GPU and operands on two devices are invalid.
 std::int64_t check_float_view_on(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
-                                 const char* owner);
+                                 const char* owner, Stage stage);
 
 /// Throws unless `v` is present ("<name> must be given (<what>), but it is absent").
 void check_given(const char* fn, const char* name, const TensorView& v, const char* what);
 
-/// Throws unless v.data is non-null when v has elements ("<name> must point to <describe>
-/// <what>, but got null").
-void check_data(const char* fn, const char* name, const TensorView& v, const char* what);
+/// Stage 2: throws unless v.data is non-null when v has elements ("<name> must point to
+/// <describe> <what>, but got null"). Nothing in Stage::descriptor.
+void check_data(const char* fn, const char* name, const TensorView& v, const char* what, Stage stage);
 
 /// True when v's shape is `dims[0..rank)`.
 bool has_shape(const TensorView& v, const std::int64_t* dims, int rank);
@@ -51,10 +54,11 @@ void check_dtype_or_f32(const char* fn, const char* name, const TensorView& v, D
 
 /// The operands of one call, for the overlap rule: no output may share a byte with any other
 /// operand (input or output). Holds at most kMaxOperands; absent or empty views are skipped.
+/// Stage 2: in Stage::descriptor it records nothing and run() passes.
 class OverlapCheck {
  public:
   static constexpr int kMaxOperands = 12;
-  explicit OverlapCheck(const char* fn) : fn_(fn) {}
+  OverlapCheck(const char* fn, Stage stage) : fn_(fn), stage_(stage) {}
   /// `bytes` as returned by check_float_view.
   void add(const char* name, const TensorView& v, std::int64_t bytes, bool output);
   /// Throws "<a> (<shape dtype>) must not overlap <b> (<shape dtype>), but their memory ranges
@@ -69,6 +73,7 @@ class OverlapCheck {
     bool output;
   };
   const char* fn_;
+  Stage stage_;
   Range ranges_[kMaxOperands] = {};
   int count_ = 0;
 };
@@ -98,17 +103,17 @@ void check_rank(const char* fn, const char* name, const TensorView& view, int ra
 /// `b` must have the shape of `a`.
 void check_same_shape(const char* fn, const char* a_name, const TensorView& a, const char* b_name, const TensorView& b);
 /// `view` as [rows, n] (see RowsOperand): non-negative strides, last dim contiguous, leading
-/// dims collapsible to one row stride >= n, data non-null when there are elements.
-RowsOperand as_rows(const char* fn, const char* name, const TensorView& view);
-/// A contiguous view as [1, numel] (the optimizer's flat parameters).
-RowsOperand as_flat(const char* fn, const char* name, const TensorView& view);
-/// Output `out` must not share memory with `in` (any overlap is rejected).
+/// dims collapsible to one row stride >= n, and (stage 2) data non-null when there are elements.
+RowsOperand as_rows(const char* fn, const char* name, const TensorView& view, Stage stage);
+/// A contiguous view as [1, numel] (the optimizer's flat parameters); data as in as_rows.
+RowsOperand as_flat(const char* fn, const char* name, const TensorView& view, Stage stage);
+/// Stage 2: output `out` must not share memory with `in` (any overlap is rejected).
 void check_disjoint(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
-                    const RowsOperand& in);
-/// Output `out` must either be exactly `in` (same memory, dtype and layout: in place) or not
-/// share memory with it.
+                    const RowsOperand& in, Stage stage);
+/// Stage 2: output `out` must either be exactly `in` (same memory, dtype and layout: in place) or
+/// not share memory with it.
 void check_disjoint_or_same(const char* fn, const char* out_name, const RowsOperand& out, const char* in_name,
-                            const RowsOperand& in);
+                            const RowsOperand& in, Stage stage);
 /// A finite float argument.
 void check_finite(const char* fn, const char* name, float value);
 
@@ -129,11 +134,13 @@ OnDevice call_device(const char* fn, const char* name, const TensorView& view);
 void check_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
 void check_float_operand_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
 void check_dtype_on(const char* fn, const char* name, const TensorView& view, DType want, const OnDevice& dev);
-/// as_rows / as_flat, and on a GPU: the memory must be device memory of that GPU (looked up,
-/// never read).
-RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
-RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev);
-/// On a GPU, `bytes` (> 0) from `data` must be device memory of that GPU; nothing on the cpu.
-void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev);
+/// as_rows / as_flat, and on a GPU (stage 2): the memory must be device memory of that GPU
+/// (looked up, never read).
+RowsOperand as_rows_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev, Stage stage);
+RowsOperand as_flat_on(const char* fn, const char* name, const TensorView& view, const OnDevice& dev, Stage stage);
+/// Stage 2: on a GPU, `bytes` (> 0) from `data` must be device memory of that GPU; nothing on the
+/// cpu.
+void check_device_memory(const char* fn, const char* name, const void* data, std::int64_t bytes, const OnDevice& dev,
+                         Stage stage);
 
 }  // namespace ampkit::ops

@@ -84,6 +84,13 @@ void linear_backward(const LinearBackwardArgs& args, LinearReport* report = null
 /// throws.
 std::string linear_check(const LinearForwardArgs& args) noexcept;
 std::string linear_check(const LinearBackwardArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string linear_descriptor_check(const LinearForwardArgs& args) noexcept;
+std::string linear_descriptor_check(const LinearBackwardArgs& args) noexcept;
 
 /// The gemm kernel linear_forward(args) would use. Throws like linear_forward.
 const char* linear_kernel_name(const LinearForwardArgs& args);

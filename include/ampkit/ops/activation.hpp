@@ -25,6 +25,14 @@ void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& 
 std::string gelu_forward_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept;
 std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                 GeluVariant variant) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string gelu_forward_descriptor_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept;
+std::string gelu_backward_descriptor_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                           GeluVariant variant) noexcept;
 
 /// The kernel the call would use now (given AMPKIT_ISA and the machine), e.g. "gelu_cpu".
 /// Throw like the call.

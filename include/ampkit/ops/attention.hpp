@@ -63,6 +63,13 @@ void attention_backward(const AttentionBackwardArgs& args);
 /// Empty when the call with `args` would run; otherwise the message it would throw. Never throw.
 std::string attention_check(const AttentionForwardArgs& args) noexcept;
 std::string attention_check(const AttentionBackwardArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string attention_descriptor_check(const AttentionForwardArgs& args) noexcept;
+std::string attention_descriptor_check(const AttentionBackwardArgs& args) noexcept;
 
 /// The kernel the call with `args` would use now, e.g. "attention_fwd_cpu". Throws like the call.
 const char* attention_kernel_name(const AttentionForwardArgs& args);

@@ -26,6 +26,12 @@ void convert(const TensorView& src, const TensorView& dst);
 
 /// Empty when convert(src, dst) would run; otherwise the message it would throw. Never throws.
 std::string convert_check(const TensorView& src, const TensorView& dst) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string convert_descriptor_check(const TensorView& src, const TensorView& dst) noexcept;
 
 /// The kernel convert(src, dst) would use now (given AMPKIT_ISA and the machine), e.g.
 /// "convert_avx512bf16", or "convert_copy" for equal dtypes. Throws like convert.

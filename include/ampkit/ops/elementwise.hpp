@@ -38,6 +38,17 @@ std::string add_accumulate_check(const TensorView& x, const TensorView& acc) noe
 std::string add_row_vector_check(const TensorView& x, const TensorView& bias, const TensorView& out) noexcept;
 std::string sum_rows_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept;
 std::string scale_check(const TensorView& x, float alpha, const TensorView& out) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string add_descriptor_check(const TensorView& a, const TensorView& b, const TensorView& out) noexcept;
+std::string add_accumulate_descriptor_check(const TensorView& x, const TensorView& acc) noexcept;
+std::string add_row_vector_descriptor_check(const TensorView& x, const TensorView& bias,
+                                            const TensorView& out) noexcept;
+std::string sum_rows_descriptor_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept;
+std::string scale_descriptor_check(const TensorView& x, float alpha, const TensorView& out) noexcept;
 
 /// The kernel the call would use now, e.g. "elementwise_cpu" or "sum_rows_blocked32_cpu".
 /// Throw like the call.

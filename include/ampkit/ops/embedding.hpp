@@ -40,6 +40,15 @@ void embedding_backward(const TensorView& ids, const TensorView& dout, const Ten
 std::string embedding_forward_check(const TensorView& ids, const TensorView& table, const TensorView& out) noexcept;
 std::string embedding_backward_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                      bool accumulate) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string embedding_forward_descriptor_check(const TensorView& ids, const TensorView& table,
+                                               const TensorView& out) noexcept;
+std::string embedding_backward_descriptor_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                                bool accumulate) noexcept;
 
 /// The kernel the call would use now, e.g. "embedding_fwd_cpu". Throw like the call.
 const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out);

@@ -128,6 +128,12 @@ std::size_t gemm_workspace_bytes() noexcept;
 
 /// Empty when gemm(args) would run; otherwise the message gemm(args) would throw. Never throws.
 std::string gemm_check(const GemmArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free: the enumerations, device, sizes, leading dimensions,
+/// the epilogue's dtypes and the byte sizes, with every pointer ignored (here a pointer also says
+/// whether an operand is given, so which ones are set is stage 2, with null data, aliasing and
+/// device memory). "" or the message gemm(args) would throw. Never throws. The view form
+/// (gemm_views.hpp) is the one to build descriptors with: its views say presence themselves.
+std::string gemm_descriptor_check(const GemmArgs& args) noexcept;
 
 /// The kernel gemm(args) would use now (given AMPKIT_ISA and the machine). Throws like gemm.
 const char* gemm_kernel_name(const GemmArgs& args);

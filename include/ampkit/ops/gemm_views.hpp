@@ -42,6 +42,12 @@ void gemm(const GemmViewArgs& args, GemmReport* report = nullptr);
 
 /// Empty when gemm(args) would run; otherwise the message it would throw. Never throws.
 std::string gemm_check(const GemmViewArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string gemm_descriptor_check(const GemmViewArgs& args) noexcept;
 
 /// The kernel gemm(args) would use now. Throws like gemm.
 const char* gemm_kernel_name(const GemmViewArgs& args);

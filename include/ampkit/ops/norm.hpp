@@ -61,6 +61,13 @@ void rms_norm_backward(const NormBackwardArgs& args);
 /// Never throws.
 std::string norm_check(NormKind kind, const NormForwardArgs& args) noexcept;
 std::string norm_check(NormKind kind, const NormBackwardArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string norm_descriptor_check(NormKind kind, const NormForwardArgs& args) noexcept;
+std::string norm_descriptor_check(NormKind kind, const NormBackwardArgs& args) noexcept;
 
 /// The kernel the call of `kind` with `args` would use now (given AMPKIT_ISA and the machine),
 /// e.g. "layer_norm_fwd_avx512". Throws like the call.

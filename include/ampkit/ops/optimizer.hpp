@@ -54,6 +54,13 @@ void sgd_step(const SgdArgs& args);
 /// Empty when the step would run; otherwise the message it would throw. Never throw.
 std::string adamw_check(const AdamWArgs& args) noexcept;
 std::string sgd_check(const SgdArgs& args) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string adamw_descriptor_check(const AdamWArgs& args) noexcept;
+std::string sgd_descriptor_check(const SgdArgs& args) noexcept;
 
 /// The kernel the step would use now, e.g. "adamw_fused_cpu". Throw like the step.
 const char* adamw_kernel_name(const AdamWArgs& args);

@@ -34,6 +34,16 @@ std::string softmax_cross_entropy_forward_check(const TensorView& logits, const 
 std::string softmax_cross_entropy_backward_check(const TensorView& logits, const TensorView& targets,
                                                  const TensorView& lse, float dloss,
                                                  const TensorView& dlogits) noexcept;
+/// Stage 1 of the check above, memory-free (the descriptor check): the same rules over presence,
+/// rank, shapes, strides, dtypes, device and attributes, with every view's data ignored (it may be
+/// null; nothing is read or looked up) — what the graph verifier asks of a node before memory
+/// exists. The memory rules (data given, device memory, overlap) are stage 2, checked only by the
+/// call and the check above. "" or the message the call would throw. Never throws.
+std::string softmax_cross_entropy_forward_descriptor_check(const TensorView& logits, const TensorView& targets,
+                                                           const TensorView& loss, const TensorView& lse) noexcept;
+std::string softmax_cross_entropy_backward_descriptor_check(const TensorView& logits, const TensorView& targets,
+                                                            const TensorView& lse, float dloss,
+                                                            const TensorView& dlogits) noexcept;
 
 /// The kernel the call would use now, e.g. "softmax_cross_entropy_fwd_cpu". Throw like the call.
 const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,

@@ -27,16 +27,17 @@ void run(const ops::GeluProblem& p) {
   ops::select_kernel(kernels(p), p).run(p);
 }
 
-ops::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant) {
+ops::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant,
+                                 ops::Stage stage = ops::Stage::call) {
   const char* fn = "gelu_forward";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
   ops::check_float_operand_on(fn, "y", y, dev);
   check_variant(fn, variant);
   ops::check_same_shape(fn, "x", x, "y", y);
-  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
-  const ops::RowsOperand ry = ops::as_rows_on(fn, "y", y, dev);
-  ops::check_disjoint_or_same(fn, "y", ry, "x", rx);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev, stage);
+  const ops::RowsOperand ry = ops::as_rows_on(fn, "y", y, dev, stage);
+  ops::check_disjoint_or_same(fn, "y", ry, "x", rx, stage);
   ops::GeluProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -52,8 +53,8 @@ ops::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluV
   return p;
 }
 
-ops::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx,
-                                  GeluVariant variant) {
+ops::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant,
+                                  ops::Stage stage = ops::Stage::call) {
   const char* fn = "gelu_backward";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
@@ -62,11 +63,11 @@ ops::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, con
   check_variant(fn, variant);
   ops::check_same_shape(fn, "x", x, "dy", dy);
   ops::check_same_shape(fn, "x", x, "dx", dx);
-  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
-  const ops::RowsOperand rdy = ops::as_rows_on(fn, "dy", dy, dev);
-  const ops::RowsOperand rdx = ops::as_rows_on(fn, "dx", dx, dev);
-  ops::check_disjoint(fn, "dx", rdx, "x", rx);
-  ops::check_disjoint_or_same(fn, "dx", rdx, "dy", rdy);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev, stage);
+  const ops::RowsOperand rdy = ops::as_rows_on(fn, "dy", dy, dev, stage);
+  const ops::RowsOperand rdx = ops::as_rows_on(fn, "dx", dx, dev, stage);
+  ops::check_disjoint(fn, "dx", rdx, "x", rx, stage);
+  ops::check_disjoint_or_same(fn, "dx", rdx, "dy", rdy, stage);
   ops::GeluProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -103,6 +104,15 @@ std::string gelu_forward_check(const TensorView& x, const TensorView& y, GeluVar
 std::string gelu_backward_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
                                 GeluVariant variant) noexcept {
   return ops::check_message("gelu_backward", [&] { backward_problem(x, dy, dx, variant); });
+}
+
+std::string gelu_forward_descriptor_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept {
+  return ops::check_message("gelu_forward", [&] { forward_problem(x, y, variant, ops::Stage::descriptor); });
+}
+
+std::string gelu_backward_descriptor_check(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                           GeluVariant variant) noexcept {
+  return ops::check_message("gelu_backward", [&] { backward_problem(x, dy, dx, variant, ops::Stage::descriptor); });
 }
 
 const char* gelu_forward_kernel_name(const TensorView& x, const TensorView& y, GeluVariant variant) {

@@ -42,6 +42,16 @@ std::string attention_check(const AttentionBackwardArgs& args) noexcept {
   return ops::check_message("attention_backward", [&] { ops::validate_attention_backward(args); });
 }
 
+std::string attention_descriptor_check(const AttentionForwardArgs& args) noexcept {
+  return ops::check_message("attention_forward",
+                            [&] { ops::validate_attention_forward(args, ops::Stage::descriptor); });
+}
+
+std::string attention_descriptor_check(const AttentionBackwardArgs& args) noexcept {
+  return ops::check_message("attention_backward",
+                            [&] { ops::validate_attention_backward(args, ops::Stage::descriptor); });
+}
+
 const char* attention_kernel_name(const AttentionForwardArgs& args) {
   const ops::AttentionForwardProblem p = ops::validate_attention_forward(args);
   return ops::select_kernel(forward_kernels(p), p).name;

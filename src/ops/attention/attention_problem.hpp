@@ -11,6 +11,7 @@
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/core/tensor.hpp"
 #include "ampkit/ops/attention.hpp"
+#include "ops/check_stage.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::ops {
@@ -66,8 +67,8 @@ using AttentionBackwardEntry = KernelEntry<AttentionBackwardProblem, AttentionBa
 
 /// Validates a call and decodes it into a problem. Throws Error naming "attention_forward" /
 /// "attention_backward" and the argument. Reads no element of any operand.
-AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& args);
-AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs& args);
+AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& args, Stage stage = Stage::call);
+AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs& args, Stage stage = Stage::call);
 
 /// The kernel lists, best first, reference last (defined in src/cpu/attention/).
 std::span<const AttentionForwardEntry> attention_forward_kernels();

@@ -13,7 +13,6 @@
 #include "core/checked_math.hpp"
 #include "ops/attention/attention_problem.hpp"
 #include "ops/operand_checks.hpp"
-#include "ops/operand_checks.hpp"
 
 namespace ampkit::ops {
 namespace {
@@ -47,7 +46,8 @@ void check_structure(const char* fn, const char* name, const TensorView& v, cons
 // Strides >= 0, last dim contiguous, data non-null, the span fits int64; for an output, no two
 // elements at the same address (the dims of size > 1, inner to outer by stride, each step over
 // everything inside it).
-Operand decode_layout(const char* fn, const char* name, const TensorView& v, bool output, const OnDevice& dev) {
+Operand decode_layout(const char* fn, const char* name, const TensorView& v, bool output, const OnDevice& dev,
+                      Stage stage) {
   Operand o;
   o.name = name;
   o.view = &v;
@@ -61,7 +61,8 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   o.batch_stride = batch > 1 ? v.strides[0] : 0;
   o.row_stride = seq > 1 ? v.strides[1] : 0;
   if (batch == 0 || seq == 0 || cols == 0) return o;
-  if (v.data == nullptr) fail(fn, name, " must point to its elements, but got null data for ", v.describe());
+  if (stage == Stage::call && v.data == nullptr)
+    fail(fn, name, " must point to its elements, but got null data for ", v.describe());
   const auto last_b = checked_mul(batch - 1, o.batch_stride);
   const auto last_t = checked_mul(seq - 1, o.row_stride);
   const auto last = last_b && last_t ? checked_add(*last_b, *last_t) : std::nullopt;
@@ -70,7 +71,7 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
   if (!bytes)
     fail(fn, name, " ", v.describe(), " with strides ", strides_string(v), " spans more bytes than int64 can count");
   o.bytes = *bytes;
-  check_device_memory(fn, name, v.data, o.bytes, dev);
+  check_device_memory(fn, name, v.data, o.bytes, dev, stage);
   if (!output) return o;
   // Dims of size > 1 by increasing stride; `extent` elements are covered by the dims inside.
   std::int64_t s1 = o.row_stride, n1 = seq, s2 = o.batch_stride, n2 = batch;
@@ -90,7 +91,8 @@ Operand decode_layout(const char* fn, const char* name, const TensorView& v, boo
 }
 
 // Output `out` must not share a byte with `other` (byte ranges).
-void check_apart(const char* fn, const Operand& out, const Operand& other, const char* kind) {
+void check_apart(const char* fn, const Operand& out, const Operand& other, const char* kind, Stage stage) {
+  if (stage == Stage::descriptor) return;
   if (ranges_overlap(out.view->data, out.bytes, other.view->data, other.bytes))
     fail(fn, out.name, " (", out.view->describe(), ") must not overlap the ", kind, " ", other.name, " (",
          other.view->describe(), "), but their memory ranges overlap");
@@ -153,7 +155,8 @@ std::int64_t check_heads(const char* fn, int heads, float scale, const TensorVie
 }
 
 // lse: present, f32, [batch, heads, seq], contiguous, non-null.
-Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, int heads, const OnDevice& dev) {
+Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, int heads, const OnDevice& dev,
+                   Stage stage) {
   check_given(fn, "lse", lse, "the log-sum-exp, [batch, heads, seq] f32");
   check_operand_on(fn, "lse", lse, dev);
   if (lse.dtype != DType::f32) fail(fn, "lse dtype must be f32, but got ", dtype_name(lse.dtype));
@@ -162,8 +165,8 @@ Operand decode_lse(const char* fn, const TensorView& lse, const TensorView& q, i
   Operand o;
   o.name = "lse";
   o.view = &lse;
-  o.bytes = check_float_view_on(fn, "lse", lse, dev.device, dev.index, dev.owner);  // contiguity, size, pointer
-  check_data(fn, "lse", lse, "[batch, heads, seq] f32");
+  o.bytes = check_float_view_on(fn, "lse", lse, dev.device, dev.index, dev.owner, stage);  // contiguity, size, pointer
+  check_data(fn, "lse", lse, "[batch, heads, seq] f32", stage);
   return o;
 }
 
@@ -176,7 +179,7 @@ float resolved_scale(float scale, std::int64_t head_dim) {
 
 }  // namespace
 
-AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& args) {
+AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& args, Stage stage) {
   const char* fn = kForward;
   const char* names[] = {"q", "k", "v", "out"};
   const TensorView* views[] = {&args.q, &args.k, &args.v, &args.out};
@@ -185,11 +188,11 @@ AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& a
   for (int i = 1; i < 4; ++i) check_same_shape(fn, "q", args.q, names[i], *views[i]);
   const std::int64_t head_dim = check_heads(fn, args.heads, args.scale, args.q);
   Operand ops[4];
-  for (int i = 0; i < 4; ++i) ops[i] = decode_layout(fn, names[i], *views[i], i == 3, dev);
-  const Operand lse = decode_lse(fn, args.lse, args.q, args.heads, dev);
-  for (int i = 0; i < 3; ++i) check_apart(fn, ops[3], ops[i], "input");
-  check_apart(fn, ops[3], lse, "output");
-  for (int i = 0; i < 3; ++i) check_apart(fn, lse, ops[i], "input");
+  for (int i = 0; i < 4; ++i) ops[i] = decode_layout(fn, names[i], *views[i], i == 3, dev, stage);
+  const Operand lse = decode_lse(fn, args.lse, args.q, args.heads, dev, stage);
+  for (int i = 0; i < 3; ++i) check_apart(fn, ops[3], ops[i], "input", stage);
+  check_apart(fn, ops[3], lse, "output", stage);
+  for (int i = 0; i < 3; ++i) check_apart(fn, lse, ops[i], "input", stage);
 
   AttentionForwardProblem p;
   p.device = dev.device;
@@ -207,7 +210,7 @@ AttentionForwardProblem validate_attention_forward(const AttentionForwardArgs& a
   return p;
 }
 
-AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs& args) {
+AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs& args, Stage stage) {
   const char* fn = kBackward;
   const char* in_names[] = {"q", "k", "v", "out", "dout"};
   const TensorView* in_views[] = {&args.q, &args.k, &args.v, &args.out, &args.dout};
@@ -222,15 +225,15 @@ AttentionBackwardProblem validate_attention_backward(const AttentionBackwardArgs
     if (out_views[i]->present) check_same_shape(fn, "q", args.q, out_names[i], *out_views[i]);
   const std::int64_t head_dim = check_heads(fn, args.heads, args.scale, args.q);
   Operand ins[6], outs[3];
-  for (int i = 0; i < 5; ++i) ins[i] = decode_layout(fn, in_names[i], *in_views[i], false, dev);
-  ins[5] = decode_lse(fn, args.lse, args.q, args.heads, dev);
+  for (int i = 0; i < 5; ++i) ins[i] = decode_layout(fn, in_names[i], *in_views[i], false, dev, stage);
+  ins[5] = decode_lse(fn, args.lse, args.q, args.heads, dev, stage);
   for (int i = 0; i < 3; ++i)
-    if (out_views[i]->present) outs[i] = decode_layout(fn, out_names[i], *out_views[i], true, dev);
+    if (out_views[i]->present) outs[i] = decode_layout(fn, out_names[i], *out_views[i], true, dev, stage);
   for (int i = 0; i < 3; ++i) {
     if (!out_views[i]->present) continue;
-    for (const Operand& in : ins) check_apart(fn, outs[i], in, "input");
+    for (const Operand& in : ins) check_apart(fn, outs[i], in, "input", stage);
     for (int j = 0; j < i; ++j)
-      if (out_views[j]->present && outputs_overlap(outs[j], outs[i]))
+      if (stage == Stage::call && out_views[j]->present && outputs_overlap(outs[j], outs[i]))
         fail(fn, out_names[i], " (", out_views[i]->describe(), ") must not overlap the output ", out_names[j], " (",
              out_views[j]->describe(),
              "), but they share memory (column slices of one buffer must take disjoint columns "

@@ -10,6 +10,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
+#include "ops/check_message.hpp"
 #include "ops/convert/convert_kernels.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/operand_checks.hpp"
@@ -36,10 +37,12 @@ std::int64_t checked_bytes(const char* name, const void* p, DType t, std::int64_
 }
 
 // The checks both forms share, on pointers, dtypes and the element count.
-ops::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n) {
+ops::ConvertProblem validate(const void* src, DType from, void* dst, DType to, std::int64_t n,
+                             ops::Stage stage = ops::Stage::call) {
   if (!is_float_dtype(from)) fail(kFn, "src dtype must be f32, bf16 or f16, but got ", dtype_text(from));
   if (!is_float_dtype(to)) fail(kFn, "dst dtype must be f32, bf16 or f16, but got ", dtype_text(to));
   if (n < 0) fail(kFn, "n must be >= 0, but got ", n);
+  if (stage == ops::Stage::descriptor) return {src, from, dst, to, n};  // the rest is stage 2
   if (n > 0 && src == nullptr) fail(kFn, "src is null with n = ", n);
   if (n > 0 && dst == nullptr) fail(kFn, "dst is null with n = ", n);
   const std::int64_t src_bytes = checked_bytes("src", src, from, n);
@@ -49,14 +52,14 @@ ops::ConvertProblem validate(const void* src, DType from, void* dst, DType to, s
   return {src, from, dst, to, n};
 }
 
-ops::ConvertProblem validate(const TensorView& src, const TensorView& dst) {
+ops::ConvertProblem validate(const TensorView& src, const TensorView& dst, ops::Stage stage = ops::Stage::call) {
   ops::check_given(kFn, "src", src, "the input");
   ops::check_given(kFn, "dst", dst, "the output, src's shape");
   // Both on src's device: the cpu, or one GPU (the CUDA list then runs the call).
-  ops::check_float_view_on(kFn, "src", src, src.device, src.device_index, "src");
-  ops::check_float_view_on(kFn, "dst", dst, src.device, src.device_index, "src");
+  ops::check_float_view_on(kFn, "src", src, src.device, src.device_index, "src", stage);
+  ops::check_float_view_on(kFn, "dst", dst, src.device, src.device_index, "src", stage);
   ops::check_shape(kFn, "dst", dst, src.shape.data(), src.rank, "src's shape");
-  ops::ConvertProblem p = validate(src.data, src.dtype, dst.data, dst.dtype, src.numel());
+  ops::ConvertProblem p = validate(src.data, src.dtype, dst.data, dst.dtype, src.numel(), stage);
   p.device = src.device;
   p.device_index = src.device_index;
   return p;
@@ -86,14 +89,11 @@ void convert(const void* src, DType src_type, void* dst, DType dst_type, std::in
 void convert(const TensorView& src, const TensorView& dst) { run(validate(src, dst)); }
 
 std::string convert_check(const TensorView& src, const TensorView& dst) noexcept {
-  try {
-    validate(src, dst);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  } catch (...) {
-    return "convert: out of memory while validating the arguments";
-  }
+  return ops::check_message(kFn, [&] { validate(src, dst); });
+}
+
+std::string convert_descriptor_check(const TensorView& src, const TensorView& dst) noexcept {
+  return ops::check_message(kFn, [&] { validate(src, dst, ops::Stage::descriptor); });
 }
 
 const char* convert_kernel_name(const TensorView& src, const TensorView& dst) {

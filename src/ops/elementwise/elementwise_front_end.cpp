@@ -26,18 +26,19 @@ void run(const ops::ElementwiseProblem& p) {
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
 ops::ElementwiseProblem add_problem(const char* fn, const char* a_name, const TensorView& a, const char* b_name,
-                                    const TensorView& b, const char* out_name, const TensorView& out) {
+                                    const TensorView& b, const char* out_name, const TensorView& out,
+                                    ops::Stage stage = ops::Stage::call) {
   const ops::OnDevice dev = ops::call_device(fn, a_name, a);
   ops::check_float_operand_on(fn, a_name, a, dev);
   ops::check_float_operand_on(fn, b_name, b, dev);
   ops::check_float_operand_on(fn, out_name, out, dev);
   ops::check_same_shape(fn, a_name, a, b_name, b);
   ops::check_same_shape(fn, a_name, a, out_name, out);
-  const ops::RowsOperand ra = ops::as_rows_on(fn, a_name, a, dev);
-  const ops::RowsOperand rb = ops::as_rows_on(fn, b_name, b, dev);
-  const ops::RowsOperand ro = ops::as_rows_on(fn, out_name, out, dev);
-  ops::check_disjoint_or_same(fn, out_name, ro, a_name, ra);
-  ops::check_disjoint_or_same(fn, out_name, ro, b_name, rb);
+  const ops::RowsOperand ra = ops::as_rows_on(fn, a_name, a, dev, stage);
+  const ops::RowsOperand rb = ops::as_rows_on(fn, b_name, b, dev, stage);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, out_name, out, dev, stage);
+  ops::check_disjoint_or_same(fn, out_name, ro, a_name, ra, stage);
+  ops::check_disjoint_or_same(fn, out_name, ro, b_name, rb, stage);
   ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -51,7 +52,8 @@ ops::ElementwiseProblem add_problem(const char* fn, const char* a_name, const Te
   return p;
 }
 
-ops::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out) {
+ops::ElementwiseProblem add_row_vector_problem(const TensorView& x, const TensorView& bias, const TensorView& out,
+                                               ops::Stage stage = ops::Stage::call) {
   const char* fn = "add_row_vector";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
@@ -62,11 +64,11 @@ ops::ElementwiseProblem add_row_vector_problem(const TensorView& x, const Tensor
   ops::check_rank(fn, "bias", bias, 1);
   if (bias.shape[0] != x.shape[x.rank - 1])
     fail(fn, "bias length must equal x's last dim (", x.shape[x.rank - 1], "), but got ", bias.shape_string());
-  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
-  const ops::RowsOperand rb = ops::as_rows_on(fn, "bias", bias, dev);
-  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
-  ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
-  ops::check_disjoint(fn, "out", ro, "bias", rb);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev, stage);
+  const ops::RowsOperand rb = ops::as_rows_on(fn, "bias", bias, dev, stage);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev, stage);
+  ops::check_disjoint_or_same(fn, "out", ro, "x", rx, stage);
+  ops::check_disjoint(fn, "out", ro, "bias", rb, stage);
   ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -80,7 +82,8 @@ ops::ElementwiseProblem add_row_vector_problem(const TensorView& x, const Tensor
   return p;
 }
 
-ops::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out, bool accumulate) {
+ops::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out, bool accumulate,
+                                     ops::Stage stage = ops::Stage::call) {
   const char* fn = "sum_rows";
   ops::check_float_operand(fn, "x", x);
   ops::check_float_operand(fn, "out", out);
@@ -88,9 +91,9 @@ ops::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out,
   ops::check_rank(fn, "out", out, 1);
   if (out.shape[0] != x.shape[x.rank - 1])
     fail(fn, "out length must equal x's last dim (", x.shape[x.rank - 1], "), but got ", out.shape_string());
-  const ops::RowsOperand rx = ops::as_rows(fn, "x", x);
-  const ops::RowsOperand ro = ops::as_rows(fn, "out", out);
-  ops::check_disjoint(fn, "out", ro, "x", rx);
+  const ops::RowsOperand rx = ops::as_rows(fn, "x", x, stage);
+  const ops::RowsOperand ro = ops::as_rows(fn, "out", out, stage);
+  ops::check_disjoint(fn, "out", ro, "x", rx, stage);
   ops::SumRowsProblem p;
   p.rows = rx.rows;
   p.n = ro.n;
@@ -103,16 +106,17 @@ ops::SumRowsProblem sum_rows_problem(const TensorView& x, const TensorView& out,
   return p;
 }
 
-ops::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out) {
+ops::ElementwiseProblem scale_problem(const TensorView& x, float alpha, const TensorView& out,
+                                      ops::Stage stage = ops::Stage::call) {
   const char* fn = "scale";
   const ops::OnDevice dev = ops::call_device(fn, "x", x);
   ops::check_float_operand_on(fn, "x", x, dev);
   ops::check_float_operand_on(fn, "out", out, dev);
   ops::check_finite(fn, "alpha", alpha);
   ops::check_same_shape(fn, "x", x, "out", out);
-  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev);
-  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev);
-  ops::check_disjoint_or_same(fn, "out", ro, "x", rx);
+  const ops::RowsOperand rx = ops::as_rows_on(fn, "x", x, dev, stage);
+  const ops::RowsOperand ro = ops::as_rows_on(fn, "out", out, dev, stage);
+  ops::check_disjoint_or_same(fn, "out", ro, "x", rx, stage);
   ops::ElementwiseProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -154,20 +158,42 @@ std::string add_check(const TensorView& a, const TensorView& b, const TensorView
   return ops::check_message("add", [&] { add_problem("add", "a", a, "b", b, "out", out); });
 }
 
+std::string add_descriptor_check(const TensorView& a, const TensorView& b, const TensorView& out) noexcept {
+  return ops::check_message("add", [&] { add_problem("add", "a", a, "b", b, "out", out, ops::Stage::descriptor); });
+}
+
 std::string add_accumulate_check(const TensorView& x, const TensorView& acc) noexcept {
   return ops::check_message("add_accumulate", [&] { add_problem("add_accumulate", "x", x, "acc", acc, "acc", acc); });
+}
+
+std::string add_accumulate_descriptor_check(const TensorView& x, const TensorView& acc) noexcept {
+  return ops::check_message(
+      "add_accumulate", [&] { add_problem("add_accumulate", "x", x, "acc", acc, "acc", acc, ops::Stage::descriptor); });
 }
 
 std::string add_row_vector_check(const TensorView& x, const TensorView& bias, const TensorView& out) noexcept {
   return ops::check_message("add_row_vector", [&] { add_row_vector_problem(x, bias, out); });
 }
 
+std::string add_row_vector_descriptor_check(const TensorView& x, const TensorView& bias,
+                                            const TensorView& out) noexcept {
+  return ops::check_message("add_row_vector", [&] { add_row_vector_problem(x, bias, out, ops::Stage::descriptor); });
+}
+
 std::string sum_rows_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept {
   return ops::check_message("sum_rows", [&] { sum_rows_problem(x, out, accumulate); });
 }
 
+std::string sum_rows_descriptor_check(const TensorView& x, const TensorView& out, bool accumulate) noexcept {
+  return ops::check_message("sum_rows", [&] { sum_rows_problem(x, out, accumulate, ops::Stage::descriptor); });
+}
+
 std::string scale_check(const TensorView& x, float alpha, const TensorView& out) noexcept {
   return ops::check_message("scale", [&] { scale_problem(x, alpha, out); });
+}
+
+std::string scale_descriptor_check(const TensorView& x, float alpha, const TensorView& out) noexcept {
+  return ops::check_message("scale", [&] { scale_problem(x, alpha, out, ops::Stage::descriptor); });
 }
 
 const char* add_kernel_name(const TensorView& a, const TensorView& b, const TensorView& out) {

@@ -34,19 +34,20 @@ void check_extent(const char* fn, const char* name, const ops::RowsOperand& r) {
 }
 
 // ids: [tokens] i32, contiguous.
-ops::RowsOperand check_ids(const char* fn, const TensorView& ids, const ops::OnDevice& dev) {
+ops::RowsOperand check_ids(const char* fn, const TensorView& ids, const ops::OnDevice& dev, ops::Stage stage) {
   ops::check_dtype_on(fn, "ids", ids, DType::i32, dev);
   ops::check_rank(fn, "ids", ids, 1);
   check_dims(fn, "ids", ids);
-  return ops::as_flat_on(fn, "ids", ids, dev);
+  return ops::as_flat_on(fn, "ids", ids, dev, stage);
 }
 
 // A [rows, dim] float operand, last dim contiguous, any row stride >= dim.
-ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView& view, const ops::OnDevice& dev) {
+ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView& view, const ops::OnDevice& dev,
+                              ops::Stage stage) {
   ops::check_float_operand_on(fn, name, view, dev);
   ops::check_rank(fn, name, view, 2);
   check_dims(fn, name, view);
-  const ops::RowsOperand r = ops::as_rows_on(fn, name, view, dev);
+  const ops::RowsOperand r = ops::as_rows_on(fn, name, view, dev, stage);
   check_extent(fn, name, r);
   return r;
 }
@@ -78,18 +79,20 @@ void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t to
     if (ids[t] < 0 || ids[t] >= vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
 }
 
-ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out) {
+ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out,
+                                             ops::Stage stage = ops::Stage::call) {
   const char* fn = "embedding_forward";
   const ops::OnDevice dev = ops::call_device(fn, "table", table);
-  const ops::RowsOperand rids = check_ids(fn, ids, dev);
-  const ops::RowsOperand rtable = check_matrix(fn, "table", table, dev);
-  const ops::RowsOperand rout = check_matrix(fn, "out", out, dev);
+  const ops::RowsOperand rids = check_ids(fn, ids, dev, stage);
+  const ops::RowsOperand rtable = check_matrix(fn, "table", table, dev, stage);
+  const ops::RowsOperand rout = check_matrix(fn, "out", out, dev, stage);
   const std::int64_t tokens = ids.shape[0], vocab = table.shape[0], dim = table.shape[1];
   check_shape_2d(fn, "out", out, tokens, dim, "[tokens, dim] (ids' length, table's dim)");
-  ops::check_disjoint(fn, "out", rout, "ids", rids);
-  ops::check_disjoint(fn, "out", rout, "table", rtable);
+  ops::check_disjoint(fn, "out", rout, "ids", rids, stage);
+  ops::check_disjoint(fn, "out", rout, "table", rtable, stage);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
+  if (stage == ops::Stage::call)
+    check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);  // reads the ids: stage 2
   ops::EmbeddingForwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -107,18 +110,19 @@ ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
 }
 
 ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
-                                               bool accumulate) {
+                                               bool accumulate, ops::Stage stage = ops::Stage::call) {
   const char* fn = "embedding_backward";
   const ops::OnDevice dev = ops::call_device(fn, "dtable", dtable);
-  const ops::RowsOperand rids = check_ids(fn, ids, dev);
-  const ops::RowsOperand rdout = check_matrix(fn, "dout", dout, dev);
-  const ops::RowsOperand rdtable = check_matrix(fn, "dtable", dtable, dev);
+  const ops::RowsOperand rids = check_ids(fn, ids, dev, stage);
+  const ops::RowsOperand rdout = check_matrix(fn, "dout", dout, dev, stage);
+  const ops::RowsOperand rdtable = check_matrix(fn, "dtable", dtable, dev, stage);
   const std::int64_t tokens = ids.shape[0], vocab = dtable.shape[0], dim = dtable.shape[1];
   check_shape_2d(fn, "dout", dout, tokens, dim, "[tokens, dim] (ids' length, dtable's dim)");
-  ops::check_disjoint(fn, "dtable", rdtable, "ids", rids);
-  ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout);
+  ops::check_disjoint(fn, "dtable", rdtable, "ids", rids, stage);
+  ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout, stage);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);
+  if (stage == ops::Stage::call)
+    check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);  // reads the ids: stage 2
   ops::EmbeddingBackwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -162,9 +166,20 @@ std::string embedding_forward_check(const TensorView& ids, const TensorView& tab
   return ops::check_message("embedding_forward", [&] { forward_problem(ids, table, out); });
 }
 
+std::string embedding_forward_descriptor_check(const TensorView& ids, const TensorView& table,
+                                               const TensorView& out) noexcept {
+  return ops::check_message("embedding_forward", [&] { forward_problem(ids, table, out, ops::Stage::descriptor); });
+}
+
 std::string embedding_backward_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
                                      bool accumulate) noexcept {
   return ops::check_message("embedding_backward", [&] { backward_problem(ids, dout, dtable, accumulate); });
+}
+
+std::string embedding_backward_descriptor_check(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
+                                                bool accumulate) noexcept {
+  return ops::check_message("embedding_backward",
+                            [&] { backward_problem(ids, dout, dtable, accumulate, ops::Stage::descriptor); });
 }
 
 const char* embedding_forward_kernel_name(const TensorView& ids, const TensorView& table, const TensorView& out) {

@@ -50,6 +50,14 @@ std::string gemm_check(const GemmArgs& args) noexcept {
   }
 }
 
+std::string gemm_descriptor_check(const GemmArgs& args) noexcept {
+  try {
+    return cpu::gemm_validate(args, ops::Stage::descriptor);
+  } catch (...) {
+    return "gemm: out of memory while validating the arguments";
+  }
+}
+
 const char* gemm_kernel_name(const GemmArgs& args) {
   return ops::select_kernel(gemm_list(args), validated_problem(args)).name;
 }

@@ -10,6 +10,7 @@
 
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ops/check_stage.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::ops {
@@ -57,8 +58,8 @@ using GemmKernel = ops::KernelEntry<GemmProblem, GemmRunFn>;
 
 /// The validation message for args ("" when valid), and for a valid call its decoded problem in
 /// `problem` (untouched otherwise). Never throws (except std::bad_alloc).
-std::string gemm_validate(const GemmArgs& args, GemmProblem& problem);
-std::string gemm_validate(const GemmArgs& args);
+std::string gemm_validate(const GemmArgs& args, GemmProblem& problem, ops::Stage stage = ops::Stage::call);
+std::string gemm_validate(const GemmArgs& args, ops::Stage stage = ops::Stage::call);
 
 }  // namespace ampkit::ops
 

@@ -109,28 +109,31 @@ std::string check_leading_dimensions(const GemmArgs& a, const GemmProblem& p, co
 }
 
 // Which epilogue pointers must be set and which must not, and their dtypes.
-std::string check_epilogue_operands(const GemmArgs& a, const GemmProblem& p) {
+std::string check_epilogue_operands(const GemmArgs& a, const GemmProblem& p, ops::Stage stage) {
   const GemmEpilogue& e = a.epilogue;
   const char* ep = epilogue_name(e.kind);
   const bool uses_aux = p.aux_in || p.aux_out;
   const bool needs_bias_grad = p.bias_grad != GemmBiasGrad::none;
-  if (p.has_bias && e.bias == nullptr && a.m > 0)
-    return concat(kFn, ": epilogue.bias must be set (length m = ", a.m, ") for epilogue ", ep, ", but it is null");
-  if (!p.has_bias && e.bias != nullptr)
-    return concat(kFn, ": epilogue.bias must be null for epilogue ", ep, " (it reads no bias), but it is set");
-  const std::int64_t bias_grad_len = p.bias_grad == GemmBiasGrad::cols_of_b ? a.n : a.m;
-  if (needs_bias_grad && e.bias_grad == nullptr && bias_grad_len > 0)
-    return concat(kFn, ": epilogue.bias_grad must be set (length ",
-                  p.bias_grad == GemmBiasGrad::cols_of_b ? "n = " : "m = ", bias_grad_len, ") for epilogue ", ep,
-                  ", but it is null");
-  if (!needs_bias_grad && e.bias_grad != nullptr)
-    return concat(kFn, ": epilogue.bias_grad must be null for epilogue ", ep,
-                  " (it writes no bias gradient), but it is set");
-  if (uses_aux && e.aux == nullptr && a.m > 0 && a.n > 0)
-    return concat(kFn, ": epilogue.aux must be set (m x n = ", a.m, " x ", a.n, ") for epilogue ", ep,
-                  ", but it is null");
-  if (!uses_aux && e.aux != nullptr)
-    return concat(kFn, ": epilogue.aux must be null for epilogue ", ep, " (it uses no aux matrix), but it is set");
+  // Which pointers are set is stage 2 here: GemmArgs says "present" by a non-null pointer.
+  if (stage == ops::Stage::call) {
+    if (p.has_bias && e.bias == nullptr && a.m > 0)
+      return concat(kFn, ": epilogue.bias must be set (length m = ", a.m, ") for epilogue ", ep, ", but it is null");
+    if (!p.has_bias && e.bias != nullptr)
+      return concat(kFn, ": epilogue.bias must be null for epilogue ", ep, " (it reads no bias), but it is set");
+    const std::int64_t bias_grad_len = p.bias_grad == GemmBiasGrad::cols_of_b ? a.n : a.m;
+    if (needs_bias_grad && e.bias_grad == nullptr && bias_grad_len > 0)
+      return concat(kFn, ": epilogue.bias_grad must be set (length ",
+                    p.bias_grad == GemmBiasGrad::cols_of_b ? "n = " : "m = ", bias_grad_len, ") for epilogue ", ep,
+                    ", but it is null");
+    if (!needs_bias_grad && e.bias_grad != nullptr)
+      return concat(kFn, ": epilogue.bias_grad must be null for epilogue ", ep,
+                    " (it writes no bias gradient), but it is set");
+    if (uses_aux && e.aux == nullptr && a.m > 0 && a.n > 0)
+      return concat(kFn, ": epilogue.aux must be set (m x n = ", a.m, " x ", a.n, ") for epilogue ", ep,
+                    ", but it is null");
+    if (!uses_aux && e.aux != nullptr)
+      return concat(kFn, ": epilogue.aux must be null for epilogue ", ep, " (it uses no aux matrix), but it is set");
+  }
   if ((p.has_bias || needs_bias_grad) && e.bias_dtype != DType::f32 && e.bias_dtype != a.d_dtype)
     return concat(kFn, ": epilogue.bias_dtype must be f32 or d_dtype (", dtype_name(a.d_dtype), "), but got ",
                   dtype_name(e.bias_dtype));
@@ -246,7 +249,7 @@ std::string check_device_memory(const GemmArgs& a, const GemmProblem& p, const F
 
 }  // namespace
 
-std::string gemm_validate(const GemmArgs& a, GemmProblem& problem) {
+std::string gemm_validate(const GemmArgs& a, GemmProblem& problem, ops::Stage stage) {
   if (std::string m = check_enums(a); !m.empty()) return m;
   if (a.m < 0) return concat(kFn, ": m must be >= 0, but got ", a.m);
   if (a.n < 0) return concat(kFn, ": n must be >= 0, but got ", a.n);
@@ -254,19 +257,24 @@ std::string gemm_validate(const GemmArgs& a, GemmProblem& problem) {
   const GemmProblem p = make_gemm_problem(a);
   const Shapes s(a);
   if (std::string m = check_leading_dimensions(a, p, s); !m.empty()) return m;
-  if (std::string m = check_epilogue_operands(a, p); !m.empty()) return m;
-  if (std::string m = check_data_pointers(a, p, s); !m.empty()) return m;
+  if (std::string m = check_epilogue_operands(a, p, stage); !m.empty()) return m;
+  if (stage == ops::Stage::call)
+    if (std::string m = check_data_pointers(a, p, s); !m.empty()) return m;
   const Footprints f(a, p, s);
   if (std::string m = check_footprints(a, s, f); !m.empty()) return m;
+  if (stage == ops::Stage::descriptor) {  // the rest is stage 2: aliasing and device memory
+    problem = p;
+    return {};
+  }
   if (std::string m = check_aliasing(a, p, f); !m.empty()) return m;
   if (std::string m = check_device_memory(a, p, f); !m.empty()) return m;
   problem = p;
   return {};
 }
 
-std::string gemm_validate(const GemmArgs& args) {
+std::string gemm_validate(const GemmArgs& args, ops::Stage stage) {
   GemmProblem unused;
-  return gemm_validate(args, unused);
+  return gemm_validate(args, unused, stage);
 }
 
 }  // namespace ampkit::ops

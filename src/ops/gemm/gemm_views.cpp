@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "ampkit/core/error.hpp"
+#include "ops/check_message.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 #include "ops/operand_checks.hpp"
 
@@ -47,7 +48,7 @@ std::int64_t span_bytes(const char* name, std::int64_t outer, std::int64_t inner
 
 // A present rank-2 float view, last dim contiguous with rows >= the row length apart (or, with
 // `either_layout`, first dim contiguous with columns >= the column length apart).
-Matrix matrix(const char* name, const TensorView& v, bool either_layout, const char* what) {
+Matrix matrix(const char* name, const TensorView& v, bool either_layout, const char* what, ops::Stage stage) {
   ops::check_given(kFn, name, v, what);
   if (v.rank != 2) fail(kFn, name, " must be a matrix (rank 2, ", what, "), but got shape ", v.shape_string());
   if (!is_float_dtype(v.dtype)) fail(kFn, name, " dtype must be f32, bf16 or f16, but got ", dtype_name(v.dtype));
@@ -73,19 +74,21 @@ Matrix matrix(const char* name, const TensorView& v, bool either_layout, const c
                        : " must be row-major: last dim contiguous, rows >= its length apart",
          ", but got strides ", strides_text(v), " for shape ", v.shape_string());
   }
-  if (m.bytes > 0 && m.data == nullptr) fail(kFn, name, " must point to its elements, but got null data");
+  if (stage == ops::Stage::call && m.bytes > 0 && m.data == nullptr)
+    fail(kFn, name, " must point to its elements, but got null data");
   return m;
 }
 
 // A present rank-1 contiguous view of `length` elements, d's dtype or f32.
 std::int64_t vector(const char* name, const TensorView& v, std::int64_t length, const char* shape, DType d_dtype,
-                    const char* what) {
+                    const char* what, ops::Stage stage) {
   ops::check_given(kFn, name, v, what);
   ops::check_shape(kFn, name, v, &length, 1, shape);
   ops::check_dtype_or_f32(kFn, name, v, d_dtype, "d's");
   if (length > 1 && v.strides[0] != 1) fail(kFn, name, " must be contiguous, but got stride ", v.strides[0]);
   const std::int64_t bytes = span_bytes(name, 1, length, length, v.dtype);
-  if (bytes > 0 && v.data == nullptr) fail(kFn, name, " must point to its elements, but got null data");
+  if (stage == ops::Stage::call && bytes > 0 && v.data == nullptr)
+    fail(kFn, name, " must point to its elements, but got null data");
   return bytes;
 }
 
@@ -121,10 +124,10 @@ void check_enums(const GemmViewArgs& v) {
 }
 
 // a, b, c, d: structure, M, N, K, one device.
-void check_matrices(const GemmViewArgs& v, Operands& o) {
-  o.a = matrix("a", v.a, true, "op(a) is [M, K]");
-  o.b = matrix("b", v.b, true, "op(b) is [K, N]");
-  o.d = matrix("d", v.d, false, "the output [M, N]");
+void check_matrices(const GemmViewArgs& v, Operands& o, ops::Stage stage) {
+  o.a = matrix("a", v.a, true, "op(a) is [M, K]", stage);
+  o.b = matrix("b", v.b, true, "op(b) is [K, N]", stage);
+  o.d = matrix("d", v.d, false, "the output [M, N]", stage);
   o.M = v.op_a == Op::N ? o.a.rows : o.a.cols;
   o.K = v.op_a == Op::N ? o.a.cols : o.a.rows;
   o.N = v.op_b == Op::N ? o.b.cols : o.b.rows;
@@ -142,7 +145,7 @@ void check_matrices(const GemmViewArgs& v, Operands& o) {
                                    {"bias_grad", &v.bias_grad}})
     check_device(name, *view, v.d);
   if (v.beta != 0.0f) {
-    o.c = matrix("c", v.c, false, "beta != 0 adds beta c");
+    o.c = matrix("c", v.c, false, "beta != 0 adds beta c", stage);
     ops::check_shape(kFn, "c", v.c, md, 2, "d's shape");
   } else if (v.c.present) {
     fail(kFn, "c must be absent when beta == 0 (it is not read), but got ", v.c.describe());
@@ -151,17 +154,18 @@ void check_matrices(const GemmViewArgs& v, Operands& o) {
 
 // bias, aux, bias_grad: given exactly when the epilogue uses them (the column-major decode
 // table, asked with this kind), with their shapes and dtypes.
-void check_epilogue_operands(const GemmViewArgs& v, Operands& o) {
+void check_epilogue_operands(const GemmViewArgs& v, Operands& o, ops::Stage stage) {
   GemmArgs kind_only;
   kind_only.epilogue.kind = v.epilogue;
   const ops::GemmProblem parts = ops::make_gemm_problem(kind_only);
   if (parts.has_bias) {
-    o.bias_bytes = vector("bias", v.bias, o.N, "shape [N] =", v.d.dtype, "added to every row of d");
+    o.bias_bytes = vector("bias", v.bias, o.N, "shape [N] =", v.d.dtype, "added to every row of d", stage);
   } else {
     check_absent("bias", v.bias, v.epilogue);
   }
   if (parts.aux_in || parts.aux_out) {
-    o.aux = matrix("aux", v.aux, false, parts.aux_out ? "the pre-activation [M, N]" : "the activation's input [M, N]");
+    o.aux = matrix("aux", v.aux, false, parts.aux_out ? "the pre-activation [M, N]" : "the activation's input [M, N]",
+                   stage);
     const std::int64_t md[2] = {o.M, o.N};
     ops::check_shape(kFn, "aux", v.aux, md, 2, "d's shape");
     ops::check_dtype_or_f32(kFn, "aux", v.aux, v.d.dtype, "d's");
@@ -173,7 +177,7 @@ void check_epilogue_operands(const GemmViewArgs& v, Operands& o) {
   if (parts.bias_grad != ops::GemmBiasGrad::none) {
     o.grad_bytes =
         vector("bias_grad", v.bias_grad, grad_of_a ? o.M : o.N, grad_of_a ? "shape [M] =" : "shape [N] =", v.d.dtype,
-               grad_of_a ? "the sums over k of op(a)" : "the sums over rows");
+               grad_of_a ? "the sums over k of op(a)" : "the sums over rows", stage);
   } else {
     check_absent("bias_grad", v.bias_grad, v.epilogue);
   }
@@ -254,12 +258,12 @@ GemmArgs column_major_call(const GemmViewArgs& v, const Operands& o) {
 }
 
 // Validates `v` and returns the column-major call that computes it.
-GemmArgs translate(const GemmViewArgs& v) {
+GemmArgs translate(const GemmViewArgs& v, ops::Stage stage = ops::Stage::call) {
   check_enums(v);
   Operands o;
-  check_matrices(v, o);
-  check_epilogue_operands(v, o);
-  check_overlap(v, o);
+  check_matrices(v, o, stage);
+  check_epilogue_operands(v, o, stage);
+  if (stage == ops::Stage::call) check_overlap(v, o);
   return column_major_call(v, o);
 }
 
@@ -277,6 +281,13 @@ std::string gemm_check(const GemmViewArgs& args) noexcept {
   } catch (...) {
     return "gemm: out of memory while validating the arguments";
   }
+}
+
+std::string gemm_descriptor_check(const GemmViewArgs& args) noexcept {
+  return ops::check_message(kFn, [&] {
+    const std::string m = gemm_descriptor_check(translate(args, ops::Stage::descriptor));
+    if (!m.empty()) throw Error(m);
+  });
 }
 
 const char* gemm_kernel_name(const GemmViewArgs& args) { return gemm_kernel_name(translate(args)); }

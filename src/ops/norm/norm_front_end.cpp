@@ -112,6 +112,16 @@ std::string norm_check(NormKind kind, const NormBackwardArgs& args) noexcept {
   return check_message(fn, [&] { ops::validate_norm_backward(fn, kind, args); });
 }
 
+std::string norm_descriptor_check(NormKind kind, const NormForwardArgs& args) noexcept {
+  const char* fn = ops::norm_function_name(kind, false);
+  return check_message(fn, [&] { ops::validate_norm_forward(fn, kind, args, ops::Stage::descriptor); });
+}
+
+std::string norm_descriptor_check(NormKind kind, const NormBackwardArgs& args) noexcept {
+  const char* fn = ops::norm_function_name(kind, true);
+  return check_message(fn, [&] { ops::validate_norm_backward(fn, kind, args, ops::Stage::descriptor); });
+}
+
 const char* norm_kernel_name(NormKind kind, const NormForwardArgs& args) {
   const auto p = ops::validate_norm_forward(ops::norm_function_name(kind, false), kind, args);
   return ops::select_kernel(ops::norm_forward_kernels(kind, p.device), p).name;

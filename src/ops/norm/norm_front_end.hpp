@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ampkit/ops/norm.hpp"
+#include "ops/check_stage.hpp"
 #include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::ops {
@@ -13,9 +14,11 @@ namespace ampkit::ops {
 const char* norm_function_name(NormKind kind, bool backward);
 
 /// Validates a forward call and decodes it (rows, n, pointers). Throws Error naming `fn`.
-ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& args);
+ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& args,
+                                              Stage stage = Stage::call);
 /// Validates a backward call and decodes it. Throws Error naming `fn`.
-ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& args);
+ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& args,
+                                                Stage stage = Stage::call);
 
 /// The kernel lists of `kind` on `device` (the problem's).
 std::span<const ops::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device = Device::cpu);

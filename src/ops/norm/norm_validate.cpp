@@ -57,8 +57,8 @@ void check_param_shape(const char* fn, const char* name, const TensorView& v, co
 
 // mean / rstd: f32, [rows] or ref's leading dims.
 std::int64_t check_stats(const char* fn, const char* name, const TensorView& v, const TensorView& ref,
-                         const char* ref_name, const RowShape& s) {
-  const std::int64_t bytes = check_float_view_on(fn, name, v, ref.device, ref.device_index, ref_name);
+                         const char* ref_name, const RowShape& s, Stage stage) {
+  const std::int64_t bytes = check_float_view_on(fn, name, v, ref.device, ref.device_index, ref_name, stage);
   if (v.dtype != DType::f32) fail(fn, name, " dtype must be f32, but got ", dtype_name(v.dtype));
   if (!has_shape(v, &s.rows, 1) && !has_shape(v, ref.shape.data(), s.lead))
     fail(fn, name, " must have shape [", s.rows, "] (one value per row of ", ref_name, ") or ", ref_name,
@@ -73,7 +73,7 @@ void check_kind(const char* fn, NormKind kind) {
 
 }  // namespace
 
-ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& a) {
+ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, const NormForwardArgs& a, Stage stage) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   check_given(fn, "x", a.x, "the input [..., n]");
@@ -81,7 +81,7 @@ ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, con
   const Device dev = a.x.device;
   const int dev_index = a.x.device_index;
   const auto view = [&](const char* name, const TensorView& v) {
-    return check_float_view_on(fn, name, v, dev, dev_index, "x");
+    return check_float_view_on(fn, name, v, dev, dev_index, "x", stage);
   };
   const std::int64_t x_bytes = view("x", a.x);
   const RowShape s = decode_rows(fn, "x", a.x, a.normalized_rank);
@@ -108,16 +108,16 @@ ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, con
     else
       check_dtype_or_f32(fn, "beta", a.beta, xt, "x's dtype");
   }
-  if (a.mean.present) mean_bytes = check_stats(fn, "mean", a.mean, a.x, "x", s);
-  if (a.rstd.present) rstd_bytes = check_stats(fn, "rstd", a.rstd, a.x, "x", s);
+  if (a.mean.present) mean_bytes = check_stats(fn, "mean", a.mean, a.x, "x", s, stage);
+  if (a.rstd.present) rstd_bytes = check_stats(fn, "rstd", a.rstd, a.x, "x", s, stage);
   if (!std::isfinite(a.eps) || a.eps < 0.0f) fail(fn, "eps must be finite and >= 0, but got ", a.eps);
-  check_data(fn, "x", a.x, "elements");
-  check_data(fn, "y", a.y, "elements");
-  if (a.gamma.present) check_data(fn, "gamma", a.gamma, "elements");
-  if (a.beta.present) check_data(fn, "beta", a.beta, "elements");
-  if (a.mean.present) check_data(fn, "mean", a.mean, "elements");
-  if (a.rstd.present) check_data(fn, "rstd", a.rstd, "elements");
-  OverlapCheck overlap(fn);
+  check_data(fn, "x", a.x, "elements", stage);
+  check_data(fn, "y", a.y, "elements", stage);
+  if (a.gamma.present) check_data(fn, "gamma", a.gamma, "elements", stage);
+  if (a.beta.present) check_data(fn, "beta", a.beta, "elements", stage);
+  if (a.mean.present) check_data(fn, "mean", a.mean, "elements", stage);
+  if (a.rstd.present) check_data(fn, "rstd", a.rstd, "elements", stage);
+  OverlapCheck overlap(fn, stage);
   overlap.add("x", a.x, x_bytes, false);
   overlap.add("gamma", a.gamma, gamma_bytes, false);
   overlap.add("beta", a.beta, beta_bytes, false);
@@ -148,7 +148,7 @@ ops::NormForwardProblem validate_norm_forward(const char* fn, NormKind kind, con
 // differentiate, and a forgotten gamma would also make dx wrong); gamma, dgamma and dbeta share
 // one parameter dtype; dy is needed for any output, x, rstd (and mean for LayerNorm) for dx and
 // dgamma when there are rows; dbeta alone needs dy only.
-ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& a) {
+ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, const NormBackwardArgs& a, Stage stage) {
   check_kind(fn, kind);
   const bool rms = kind == NormKind::rms;
   if (rms && a.dbeta.present)
@@ -163,14 +163,14 @@ ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, c
     // Nothing requested: nothing to do; the operands given must still be well-formed views.
     for (const auto& [name, v] :
          {std::pair{"x", &a.x}, std::pair{"mean", &a.mean}, std::pair{"rstd", &a.rstd}, std::pair{"gamma", &a.gamma}})
-      if (v->present) check_float_view_on(fn, name, *v, v->device, v->device_index, name);
+      if (v->present) check_float_view_on(fn, name, *v, v->device, v->device_index, name, stage);
     return p;
   }
   // Every operand on dy's device (cpu, or one GPU: the CUDA kernel lists then run the call).
   const Device dev = a.dy.device;
   const int dev_index = a.dy.device_index;
   const auto view = [&](const char* name, const TensorView& v) {
-    return check_float_view_on(fn, name, v, dev, dev_index, "dy");
+    return check_float_view_on(fn, name, v, dev, dev_index, "dy", stage);
   };
   const std::int64_t dy_bytes = view("dy", a.dy);
   const RowShape s = decode_rows(fn, "dy", a.dy, a.normalized_rank);
@@ -207,30 +207,30 @@ ops::NormBackwardProblem validate_norm_backward(const char* fn, NormKind kind, c
       check_dtype_is(fn, names[i], v, pt, want);
     }
   }
-  if (a.mean.present) mean_bytes = check_stats(fn, "mean", a.mean, a.dy, "dy", s);
-  if (a.rstd.present) rstd_bytes = check_stats(fn, "rstd", a.rstd, a.dy, "dy", s);
+  if (a.mean.present) mean_bytes = check_stats(fn, "mean", a.mean, a.dy, "dy", s, stage);
+  if (a.rstd.present) rstd_bytes = check_stats(fn, "rstd", a.rstd, a.dy, "dy", s, stage);
   if (s.rows > 0 && any_output) {
-    check_data(fn, "dy", a.dy, "elements");
+    check_data(fn, "dy", a.dy, "elements", stage);
     if (need_x) {
       const char* why = a.dx.present ? "needed for dx" : "needed for dgamma";
       check_given(fn, "x", a.x, why);
-      check_data(fn, "x", a.x, a.dx.present ? "elements (needed for dx)" : "elements (needed for dgamma)");
+      check_data(fn, "x", a.x, a.dx.present ? "elements (needed for dx)" : "elements (needed for dgamma)", stage);
       const char* stat =
           a.dx.present ? "values from the forward (needed for dx)" : "values from the forward (needed for dgamma)";
       const char* stat_given =
           a.dx.present ? "values from the forward, needed for dx" : "values from the forward, needed for dgamma";
       if (!rms) {
         check_given(fn, "mean", a.mean, stat_given);
-        check_data(fn, "mean", a.mean, stat);
+        check_data(fn, "mean", a.mean, stat, stage);
       }
       check_given(fn, "rstd", a.rstd, stat_given);
-      check_data(fn, "rstd", a.rstd, stat);
+      check_data(fn, "rstd", a.rstd, stat, stage);
     }
   }
-  if (a.dx.present) check_data(fn, "dx", a.dx, "elements");
+  if (a.dx.present) check_data(fn, "dx", a.dx, "elements", stage);
   for (int i = 0; i < 3; ++i)
-    if (params[i]->present) check_data(fn, names[i], *params[i], "elements");
-  OverlapCheck overlap(fn);
+    if (params[i]->present) check_data(fn, names[i], *params[i], "elements", stage);
+  OverlapCheck overlap(fn, stage);
   overlap.add("dy", a.dy, dy_bytes, false);
   overlap.add("x", a.x, x_bytes, false);
   overlap.add("mean", a.mean, mean_bytes, false);

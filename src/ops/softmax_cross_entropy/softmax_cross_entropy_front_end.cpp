@@ -40,7 +40,7 @@ const std::int32_t* host_targets(const char* fn, const ops::RowsOperand& targets
 }
 
 Checked check_common(const char* fn, const TensorView& logits, const TensorView& targets, const TensorView& lse,
-                     const ops::OnDevice& dev) {
+                     const ops::OnDevice& dev, ops::Stage stage) {
   ops::check_float_operand_on(fn, "logits", logits, dev);
   ops::check_dtype_on(fn, "targets", targets, DType::i32, dev);
   ops::check_dtype_on(fn, "lse", lse, DType::f32, dev);
@@ -55,14 +55,16 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
     fail(fn, "targets length must equal logits' rows (", rows, "), but got ", targets.shape_string());
   if (lse.shape[0] != rows) fail(fn, "lse length must equal logits' rows (", rows, "), but got ", lse.shape_string());
   Checked c;
-  c.logits = ops::as_rows_on(fn, "logits", logits, dev);
-  c.targets = ops::as_flat_on(fn, "targets", targets, dev);
-  c.lse = ops::as_flat_on(fn, "lse", lse, dev);
+  c.logits = ops::as_rows_on(fn, "logits", logits, dev, stage);
+  c.targets = ops::as_flat_on(fn, "targets", targets, dev, stage);
+  c.lse = ops::as_flat_on(fn, "lse", lse, dev, stage);
   const auto* t = static_cast<const std::int32_t*>(c.targets.data);
-  const std::int32_t* host = host_targets(fn, c.targets, dev);
-  for (std::int64_t r = 0; r < rows; ++r)
-    if (host[r] < 0 || host[r] >= classes)
-      fail(fn, "targets[", r, "] = ", host[r], " is out of range [0, ", classes, ")");
+  if (stage == ops::Stage::call) {  // reads the targets: stage 2
+    const std::int32_t* host = host_targets(fn, c.targets, dev);
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (host[r] < 0 || host[r] >= classes)
+        fail(fn, "targets[", r, "] = ", host[r], " is out of range [0, ", classes, ")");
+  }
   auto& p = c.problem;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -77,35 +79,37 @@ Checked check_common(const char* fn, const TensorView& logits, const TensorView&
 }
 
 ops::SoftmaxCrossEntropyProblem forward_problem(const TensorView& logits, const TensorView& targets,
-                                                const TensorView& loss, const TensorView& lse) {
+                                                const TensorView& loss, const TensorView& lse,
+                                                ops::Stage stage = ops::Stage::call) {
   const char* fn = "softmax_cross_entropy_forward";
   const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
   ops::check_dtype_on(fn, "loss", loss, DType::f32, dev);
   if (!(loss.rank == 0 || (loss.rank == 1 && loss.shape[0] == 1)))
     fail(fn, "loss must have shape [] or [1], but got ", loss.shape_string());
-  Checked c = check_common(fn, logits, targets, lse, dev);
-  const ops::RowsOperand rloss = ops::as_flat_on(fn, "loss", loss, dev);
-  ops::check_disjoint(fn, "lse", c.lse, "logits", c.logits);
-  ops::check_disjoint(fn, "lse", c.lse, "targets", c.targets);
-  ops::check_disjoint(fn, "loss", rloss, "logits", c.logits);
-  ops::check_disjoint(fn, "loss", rloss, "targets", c.targets);
-  ops::check_disjoint(fn, "loss", rloss, "lse", c.lse);
+  Checked c = check_common(fn, logits, targets, lse, dev, stage);
+  const ops::RowsOperand rloss = ops::as_flat_on(fn, "loss", loss, dev, stage);
+  ops::check_disjoint(fn, "lse", c.lse, "logits", c.logits, stage);
+  ops::check_disjoint(fn, "lse", c.lse, "targets", c.targets, stage);
+  ops::check_disjoint(fn, "loss", rloss, "logits", c.logits, stage);
+  ops::check_disjoint(fn, "loss", rloss, "targets", c.targets, stage);
+  ops::check_disjoint(fn, "loss", rloss, "lse", c.lse, stage);
   c.problem.loss = static_cast<float*>(rloss.data);
   return c.problem;
 }
 
 ops::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const TensorView& targets,
-                                                 const TensorView& lse, float dloss, const TensorView& dlogits) {
+                                                 const TensorView& lse, float dloss, const TensorView& dlogits,
+                                                 ops::Stage stage = ops::Stage::call) {
   const char* fn = "softmax_cross_entropy_backward";
   const ops::OnDevice dev = ops::call_device(fn, "logits", logits);
   ops::check_float_operand_on(fn, "dlogits", dlogits, dev);
   ops::check_finite(fn, "dloss", dloss);
-  Checked c = check_common(fn, logits, targets, lse, dev);
+  Checked c = check_common(fn, logits, targets, lse, dev, stage);
   ops::check_same_shape(fn, "logits", logits, "dlogits", dlogits);
-  const ops::RowsOperand rd = ops::as_rows_on(fn, "dlogits", dlogits, dev);
-  ops::check_disjoint_or_same(fn, "dlogits", rd, "logits", c.logits);
-  ops::check_disjoint(fn, "dlogits", rd, "targets", c.targets);
-  ops::check_disjoint(fn, "dlogits", rd, "lse", c.lse);
+  const ops::RowsOperand rd = ops::as_rows_on(fn, "dlogits", dlogits, dev, stage);
+  ops::check_disjoint_or_same(fn, "dlogits", rd, "logits", c.logits, stage);
+  ops::check_disjoint(fn, "dlogits", rd, "targets", c.targets, stage);
+  ops::check_disjoint(fn, "dlogits", rd, "lse", c.lse, stage);
   c.problem.dloss = dloss;
   c.problem.dlogits = rd.data;
   c.problem.dlogits_dtype = rd.dtype;
@@ -142,11 +146,24 @@ std::string softmax_cross_entropy_forward_check(const TensorView& logits, const 
   return ops::check_message("softmax_cross_entropy_forward", [&] { forward_problem(logits, targets, loss, lse); });
 }
 
+std::string softmax_cross_entropy_forward_descriptor_check(const TensorView& logits, const TensorView& targets,
+                                                           const TensorView& loss, const TensorView& lse) noexcept {
+  return ops::check_message("softmax_cross_entropy_forward",
+                            [&] { forward_problem(logits, targets, loss, lse, ops::Stage::descriptor); });
+}
+
 std::string softmax_cross_entropy_backward_check(const TensorView& logits, const TensorView& targets,
                                                  const TensorView& lse, float dloss,
                                                  const TensorView& dlogits) noexcept {
   return ops::check_message("softmax_cross_entropy_backward",
                             [&] { backward_problem(logits, targets, lse, dloss, dlogits); });
+}
+
+std::string softmax_cross_entropy_backward_descriptor_check(const TensorView& logits, const TensorView& targets,
+                                                            const TensorView& lse, float dloss,
+                                                            const TensorView& dlogits) noexcept {
+  return ops::check_message("softmax_cross_entropy_backward",
+                            [&] { backward_problem(logits, targets, lse, dloss, dlogits, ops::Stage::descriptor); });
 }
 
 const char* softmax_cross_entropy_forward_kernel_name(const TensorView& logits, const TensorView& targets,
