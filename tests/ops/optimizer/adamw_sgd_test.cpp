@@ -122,6 +122,47 @@ TEST(AdamW, EveryEntryMatchesTheReference) {
           }
 }
 
+TEST(AdamW, EveryEntryMeetsTheBoundWhenTheStateIsSubnormal) {
+  // Gradients of 2^-90..2^-55 (so g^2 is an fp32 subnormal or underflows), m and v fp32
+  // subnormals: every rounding of the fp32 chain may then be off by half the subnormal spacing,
+  // 2^-150, whatever the value; a purely relative tolerance on v (or m) cannot hold.
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(::testing::Message() << "AMPKIT_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<int> expo(-90, -55);
+  const auto kernels = cpu::adamw_kernels();
+  const std::int64_t n = 4097;
+  for (const auto& k : kernels)
+    for (const AdamWHyper& h : kAdamWHypers) {
+      SCOPED_TRACE(::testing::Message() << k.name << ", step " << h.step);
+      AdamWState got = make_adamw(rng, n, DType::f32, std::nullopt, h);
+      for (std::int64_t i = 0; i < n; ++i) {
+        got.grad.set(i, std::ldexp(unit(rng), expo(rng)));
+        got.m.set(i, std::ldexp(unit(rng), -128));
+        got.v.set(i, std::ldexp(std::fabs(unit(rng)), -127));
+      }
+      got.point();
+      AdamWState want = got;
+      want.point();
+      const AdamWState before = got;
+      k.run(got.problem);
+      kernels.back().run(want.problem);
+      const error_bounds::AdamWHyper eh{h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.grad_scale, h.step};
+      std::vector<double> tol_m(n), tol_v(n), tol_p(n);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const error_bounds::AdamWBound b = error_bounds::adamw_step(
+            eh, before.param.get(i), before.grad.get(i), before.m.get(i), before.v.get(i), want.param.get(i));
+        tol_m[i] = b.m, tol_v[i] = b.v, tol_p[i] = b.param;
+        // The absolute term is a few subnormal steps, not a licence: far below the values.
+        ASSERT_LE(b.v, 6.0 * 0x1p-24 * std::fabs(want.v.get(i)) + 0x1p-147);
+      }
+      EXPECT_TRUE(near("m", got.m, want.m, [&](std::int64_t i) { return tol_m[i]; }));
+      EXPECT_TRUE(near("v", got.v, want.v, [&](std::int64_t i) { return tol_v[i]; }));
+      EXPECT_TRUE(near("param", got.param, want.param, [&](std::int64_t i) { return tol_p[i]; }));
+    }
+}
+
 // The hand-written AdamW: double state, never rounded.
 struct DoubleAdamW {
   std::vector<double> param, m, v;
