@@ -182,6 +182,11 @@ inline double cross_entropy_dlogits(double scale, double logit, double lse, doub
 /// AdamW, one element (the exact step from the inputs, and what the fp32 chain may lose): m and v
 /// from their terms, param from m's error over the denominator, the denominator's relative error
 /// (v's, halved by sqrt, and four more roundings), the products and the two subtractions.
+/// Each fp32 rounding of a value w is off by <= u |w| + 2^-150 (half the subnormal spacing: the
+/// relative part alone fails once g^2, v or m is an fp32 subnormal), so m (5 roundings: g, c1 g,
+/// b1 m, the sum, the reference's) and v (6: g, g^2, c2 g^2, b2 v, the sum, the reference's) carry
+/// 5 and 6 times 2^-150; v's absolute part moves sqrt(v / bc2) by <= sqrt(6 2^-150 / bc2)
+/// (docs/NUMERICS.md, "Error bounds of the training ops").
 struct AdamWBound {
   double m = 0.0, v = 0.0, param = 0.0;
 };
@@ -201,9 +206,11 @@ inline AdamWBound adamw_step(const AdamWHyper& h, double param, double grad, dou
   const double adam = h.lr * (m_new / bc1) / denom;
   const double decay = h.lr * h.weight_decay * std::fabs(param);
   AdamWBound b;
-  b.m = 5.0 * u * m_terms;
-  b.v = 6.0 * u * v_terms;
-  const double rel_denom = (v_terms > 0.0 ? 3.0 * u : 0.0) + 4.0 * u;
+  constexpr double kHalfSubnormalStep = 0x1p-150;
+  b.m = 5.0 * u * m_terms + 5.0 * kHalfSubnormalStep;
+  b.v = 6.0 * u * v_terms + 6.0 * kHalfSubnormalStep;
+  const double v_abs_denom = denom > 0.0 ? std::sqrt(6.0 * kHalfSubnormalStep / bc2) / denom : 0.0;
+  const double rel_denom = (v_terms > 0.0 ? 3.0 * u : 0.0) + 4.0 * u + v_abs_denom;
   b.param = h.lr / bc1 * b.m / denom + std::fabs(adam) * (rel_denom + 4.0 * u) + 4.0 * u * decay +
             2.0 * u * std::fabs(param_ref) + 2.0 * u * (std::fabs(adam) + decay);
   return b;

@@ -26,6 +26,9 @@ void embedding_forward(const TensorView& ids, const TensorView& table, const Ten
 /// token order; dtable = accumulate ? old + s (one more fp32 add) : s, rounded once to dtable's
 /// dtype. Rows not hit by any id: accumulate = false sets them to +0; true leaves them untouched
 /// (not written). Deterministic: no atomics, the bits never depend on the thread count.
+/// Under the reference kernels (set_reference_kernels, e.g. `ampkit check kernels`) the reference
+/// entry sums the tokens of a row in double instead and rounds once (old + s included): within
+/// (c + 1) u32 sum|dout| of this fp32 order (error_bounds::embedding_backward), not bit for bit.
 ///   ids:    [tokens] i32, contiguous, each in [0, vocab)
 ///   dout:   [tokens, dim] f32/bf16/f16, last dim contiguous (row stride allowed)
 ///   dtable: [vocab, dim] f32/bf16/f16, last dim contiguous (row stride allowed); must not

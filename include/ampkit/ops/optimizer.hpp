@@ -70,6 +70,9 @@ const char* sgd_kernel_name(const SgdArgs& args);
 /// propagate. The order: blocks of 4096 elements of each view, each block summed over 8
 /// interleaved fp64 lanes added in lane order, the block sums added in block order, view after
 /// view. An empty list gives 0. Each view: any shape, f32/bf16/f16, contiguous.
+/// Under the reference kernels (set_reference_kernels, e.g. `ampkit check kernels`) the reference
+/// entry adds the squares one element after the other in fp64 instead: within
+/// (n + 8) 2^-52 |norm| of this order (error_bounds), not bit for bit.
 /// Throws ampkit::Error on bad input (the message names the list position: "grads[2] ...").
 double global_grad_norm(std::span<const TensorView> grads);
 

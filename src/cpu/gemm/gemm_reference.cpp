@@ -10,6 +10,7 @@
 #include "core/element.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/gelu_math.hpp"
+#include "cpu/math/gelu_reference_math.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
@@ -26,25 +27,6 @@ double operand(const ops::GemmProblem& p, const void* base, DType t, std::int64_
   }
   if (p.alt) v = gemm_math::round_to_bf16(v);
   return v;
-}
-
-constexpr double kPi = 3.14159265358979323846;
-
-double gelu(double x, GeluVariant v) {
-  if (v == GeluVariant::tanh) {
-    const double u = std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x);
-    return 0.5 * x * (1.0 + std::tanh(u));
-  }
-  return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-}
-
-double gelu_derivative(double x, GeluVariant v) {
-  if (v == GeluVariant::tanh) {
-    const double c = std::sqrt(2.0 / kPi);
-    const double t = std::tanh(c * (x + 0.044715 * x * x * x));
-    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
-  }
-  return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * kPi);
 }
 
 }  // namespace
@@ -74,10 +56,10 @@ void gemm_reference(const ops::GemmProblem& p, ops::GemmCounters& counters) {
       switch (p.activation) {
         case ops::GemmActivation::none: break;
         case ops::GemmActivation::relu: x = x < 0.0 ? 0.0 : x; break;
-        case ops::GemmActivation::gelu: x = gelu(x, e.gelu); break;
+        case ops::GemmActivation::gelu: x = gelu_reference_math::gelu(e.gelu, x); break;
         case ops::GemmActivation::drelu: x = load_element(e.aux, e.aux_dtype, i + j * e.aux_ld) > 0.0 ? x : 0.0; break;
         case ops::GemmActivation::dgelu:
-          x *= gelu_derivative(load_element(e.aux, e.aux_dtype, i + j * e.aux_ld), e.gelu);
+          x *= gelu_reference_math::gelu_derivative(e.gelu, load_element(e.aux, e.aux_dtype, i + j * e.aux_ld));
           break;
       }
       if (p.bias_grad == ops::GemmBiasGrad::rows_of_d) bias_sums[i] += x;
