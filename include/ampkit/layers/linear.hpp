@@ -18,7 +18,8 @@ namespace ampkit {
 /// x, w, y: each any of f32/bf16/f16 (chosen independently, as for gemm); fp32 accumulation,
 /// y rounded once. bias: y's dtype or f32. aux: the pre-activation x wᵀ + b (fp32 value rounded
 /// to aux's dtype, y's dtype or f32), needed by the backward of a GELU layer; only with gelu.
-/// Every operand is a row-major contiguous TensorView in cpu memory; the leading dims of x
+/// Every operand is a row-major contiguous TensorView, all in cpu memory or all in device memory
+/// of one GPU (the GEMM's CUDA list runs it then); the leading dims of x
 /// (e.g. [batch, seq]) are flattened into one batch of rows.
 struct LinearForwardArgs {
   TensorView x;       // [..., in], rank >= 1

@@ -19,9 +19,9 @@ namespace ampkit {
 /// overlap; nothing is written then.
 void convert(const void* src, DType src_type, void* dst, DType dst_type, std::int64_t n);
 
-/// dst = src converted to dst's dtype. src, dst: present views of f32/bf16/f16 in cpu memory,
-/// row-major contiguous, the same shape. Throws Error like the pointer form (unsupported for
-/// device memory) and when the shapes differ.
+/// dst = src converted to dst's dtype. src, dst: present views of f32/bf16/f16, row-major
+/// contiguous, the same shape, both in cpu memory or both in device memory of one GPU (the CUDA
+/// list runs it then). Throws Error like the pointer form and when the shapes differ.
 void convert(const TensorView& src, const TensorView& dst);
 
 /// Empty when convert(src, dst) would run; otherwise the message it would throw. Never throws.
