@@ -52,7 +52,7 @@ std::string gemm_check(const GemmArgs& args) noexcept {
 
 std::string gemm_descriptor_check(const GemmArgs& args) noexcept {
   try {
-    return cpu::gemm_validate(args, ops::Stage::descriptor);
+    return ops::gemm_validate(args, ops::Stage::descriptor);
   } catch (...) {
     return "gemm: out of memory while validating the arguments";
   }

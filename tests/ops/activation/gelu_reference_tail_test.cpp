@@ -62,7 +62,7 @@ TEST(GeluReferenceTail, TheOpReferenceKeepsRelativeAccuracyOnTheNegativeTail) {
   const auto n = static_cast<std::int64_t>(x.size());
   for (bool backward : {false, true}) {
     std::vector<float> out(x.size(), 1.0f);
-    cpu::GeluProblem p{1,           n,          backward, GeluVariant::tanh, x.data(),   DType::f32, n,
+    ops::GeluProblem p{1,           n,          backward, GeluVariant::tanh, x.data(),   DType::f32, n,
                        ones.data(), DType::f32, n,        out.data(),        DType::f32, n};
     if (!backward) p.dy = nullptr;
     cpu::gelu_reference(p);
@@ -91,8 +91,8 @@ TEST(GeluReferenceTail, TheGemmReferenceEpilogueKeepsRelativeAccuracyOnTheNegati
       a.epilogue.aux_dtype = DType::f32;
       a.epilogue.aux_ld = m;
     }
-    const cpu::GemmProblem p = cpu::make_gemm_problem(a);
-    cpu::GemmCounters counters;
+    const ops::GemmProblem p = ops::make_gemm_problem(a);
+    ops::GemmCounters counters;
     cpu::gemm_reference(p, counters);
     EXPECT_EQ(count_off(backward ? "gemm_reference DGELU" : "gemm_reference GELU", x, d, backward), 0);
   }
