@@ -1,6 +1,7 @@
 // The graph verifier (graph layer): structure and definedness first (so every later check may
-// look values up freely), then each node's signature (its op definition's check, src/graph/ops/), then the backward-tag
-// invariant. Called by the builder, autodiff, every pass and the executor's planner.
+// look values up freely), then each node's signature (its op definition's check and the op's
+// descriptor check, src/graph/ops/), then the backward-tag invariant. Called by the builder, autodiff, every pass and
+// the executor's planner.
 #include "ampkit/graph/verify.hpp"
 
 #include <vector>
@@ -50,6 +51,7 @@ void verify(const Graph& g, const VerifyOptions& options) {
       producer[static_cast<std::size_t>(v)] = index;
     }
   std::vector<bool> defined(g.values.size(), false);
+  const std::vector<void*> no_data(g.values.size(), nullptr);  // the descriptors' memory
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     const ValueKind k = g.values[v].kind;
     if (producer[v] < 0 && k != ValueKind::intermediate) defined[v] = true;
@@ -80,7 +82,7 @@ void verify(const Graph& g, const VerifyOptions& options) {
       for (std::size_t t = 0; t < n.inputs.size(); ++t)
         if (n.outputs[s] != kNoValue && n.outputs[s] == n.inputs[t])
           node_fail(g, index, "output %", n.outputs[s], " is also its own input");
-    check_node_signature(g, index);
+    check_node_signature(g, index, no_data);
     for (ValueId v : n.outputs)
       if (v != kNoValue) defined[static_cast<std::size_t>(v)] = true;
   }

@@ -98,11 +98,14 @@ TEST(GraphIr, BuilderRejectsMismatchedShapesNamingTheNode) {
   const ValueId x = b.input("x", DType::f32, {2, 8});
   const ValueId w = b.parameter("w", {4, 7});
   expect_error([&] { b.linear(x, w, kNoValue, "proj"); },
-               {"node 0 (Linear 'proj')", "w (%1) must have shape [4, 8], but got [4, 7]"});
+               {"node 0 (Linear 'proj')", "linear_forward: w must have shape [out_features, 8]", "but got [4, 7]"});
   EXPECT_TRUE(g.nodes.empty());
   const ValueId qkv = b.input("qkv", DType::f32, {2, 3, 12});
   expect_error([&] { b.attention(qkv, 0, "attn"); }, {"Attention 'attn'", "heads must be >= 1"});
-  expect_error([&] { b.attention(qkv, 3, "attn"); }, {"3 * heads (3) * head_dim"});
+  expect_error([&] { b.attention(qkv, 3, "attn"); },
+               {"Attention 'attn'", "attention_forward: q's last dim (4) must be a multiple of heads (3)"});
+  const ValueId qkv_odd = b.input("qkv_odd", DType::f32, {2, 3, 10});  // not q, k, v packed
+  expect_error([&] { b.attention(qkv_odd, 1, "attn"); }, {"Attention 'attn'", "last dim (10) must be 3 * C"});
   const ValueId t = b.input("t", DType::f32, {2});
   expect_error([&] { b.softmax_cross_entropy(x, t, "ce"); }, {"targets", "must be i32"});
   expect_error([&] { b.layer_norm(x, kNoValue, kNoValue, -1.0f, "ln"); }, {"eps must be finite"});
@@ -144,13 +147,14 @@ TEST(GraphIr, VerifierRejectsStructuralErrors) {
     Mlp m;
     build_mlp(m);
     m.g.nodes[1].attrs.gelu_variant = static_cast<GeluVariant>(7);
-    expect_error([&] { verify(m.g); }, {"Gelu 'act'", "gelu_variant must be tanh or erf"});
+    expect_error([&] { verify(m.g); },
+                 {"Gelu 'act'", "gelu_forward: variant must be GeluVariant::tanh or GeluVariant::erf"});
   }
   {
     Mlp m;
     build_mlp(m);
     m.g.value(m.h).dtype = DType::i32;
-    expect_error([&] { verify(m.g); }, {"Gelu 'act'", "y (%", "must be f32, bf16 or f16"});
+    expect_error([&] { verify(m.g); }, {"Gelu 'act'", "gelu_forward: y dtype must be f32, bf16 or f16, but got i32"});
   }
   {
     Mlp m;
@@ -163,6 +167,30 @@ TEST(GraphIr, VerifierRejectsStructuralErrors) {
     build_mlp(m);
     m.g.outputs.push_back(999);
     expect_error([&] { verify(m.g); }, {"graph output id %999 is out of range"});
+  }
+}
+
+// Per-op rules come from the op's own descriptor check over the views the executor binds (null
+// data); the graph keeps only what its binding hides from the op (here: targets flattened).
+TEST(GraphIr, VerifierAsksTheOpsDescriptorChecks) {
+  {
+    Mlp m;
+    build_mlp(m);
+    m.g.value(m.b1).shape = {15};
+    expect_error([&] { verify(m.g); }, {"graph: node 0 (Linear 'fc1'): linear_forward: bias"});
+  }
+  {
+    Mlp m;
+    build_mlp(m);
+    m.g.value(m.targets).dtype = DType::f32;
+    expect_error([&] { verify(m.g); },
+                 {"node 3 (SoftmaxCrossEntropy 'loss')", "softmax_cross_entropy_forward: targets"});
+  }
+  {
+    Mlp m;
+    build_mlp(m);
+    m.g.value(m.targets).shape = {3, 4};  // as many targets as rows, but not shaped like them
+    expect_error([&] { verify(m.g); }, {"node 3 (SoftmaxCrossEntropy 'loss')", "targets (%", "must have shape [4, 3]"});
   }
 }
 

@@ -22,45 +22,29 @@ ValueId Builder::attention(ValueId qkv, std::int32_t heads, const std::string& n
 
 namespace {
 
-// qkv [B, T, 3C] with heads dividing C; returns C.
-std::int64_t check_qkv(const OpCheck& c, const Value* qkv) {
-  c.floating(qkv, "qkv");
+// The graph packs q, k, v as column blocks of one qkv [B, T, 3C] (the op sees three [B, T, C]
+// views): the graph checks the packing; the op's rules (attention_descriptor_check) cover the
+// rest — dtypes, the out / lse / dout shapes, heads dividing C.
+void check_qkv(const OpCheck& c, const Value* qkv) {
   c.rank(qkv, "qkv", 3);
-  const int heads = c.node().attrs.heads;
-  if (heads < 1) c.fail("heads must be >= 1, but got ", heads);
   const std::int64_t three_c = qkv->shape[2];
-  if (three_c % (3 * static_cast<std::int64_t>(heads)) != 0 || three_c == 0)
-    c.fail("qkv's last dim (", three_c, ") must be 3 * heads (", heads, ") * head_dim with head_dim >= 1");
-  return three_c / 3;
+  if (three_c % 3 != 0 || three_c == 0)
+    c.fail("qkv (%", qkv->id, ")'s last dim (", three_c, ") must be 3 * C (q, k and v packed) with C >= 1");
 }
 
 void check_forward(const OpCheck& c) {
-  const Value* qkv = c.in(0, "qkv", true);
-  const std::int64_t ch = check_qkv(c, qkv);
-  const Value* o = c.out(0, "out", true);
-  const Value* lse = c.out(1, "lse", true);
-  c.floating(o, "out");
-  c.shape(o, "out", {qkv->shape[0], qkv->shape[1], ch});
-  c.dtype(lse, "lse", DType::f32);
-  c.shape(lse, "lse", {qkv->shape[0], c.node().attrs.heads, qkv->shape[1]});
+  check_qkv(c, c.in(0, "qkv", true));
+  c.out(0, "out", true);
+  c.out(1, "lse", true);
 }
 
 void check_backward(const OpCheck& c) {
   const Value* qkv = c.in(0, "qkv", true);
-  const std::int64_t ch = check_qkv(c, qkv);
-  const Shape out_shape{qkv->shape[0], qkv->shape[1], ch};
-  const Value* o = c.in(1, "out", true);
-  const Value* lse = c.in(2, "lse", true);
-  const Value* dout = c.in(3, "dout", true);
-  const Value* dqkv = c.out(0, "dqkv", true);
-  c.floating(o, "out");
-  c.shape(o, "out", out_shape);
-  c.dtype(lse, "lse", DType::f32);
-  c.shape(lse, "lse", {qkv->shape[0], c.node().attrs.heads, qkv->shape[1]});
-  c.floating(dout, "dout");
-  c.shape(dout, "dout", out_shape);
-  c.floating(dqkv, "dqkv");
-  c.shape(dqkv, "dqkv", qkv->shape);
+  check_qkv(c, qkv);
+  c.in(1, "out", true);
+  c.in(2, "lse", true);
+  c.in(3, "dout", true);
+  c.shape(c.out(0, "dqkv", true), "dqkv", qkv->shape);  // packed like qkv
 }
 
 void differentiate(GradientContext& d, const Node& n, int) {
@@ -78,8 +62,9 @@ TensorView qkv_part(const TensorView& packed, int part) {
   TensorView v = packed;
   const std::int64_t c = packed.shape[2] / 3;
   v.shape[2] = c;
-  v.data = static_cast<unsigned char*>(packed.data) +
-           static_cast<std::int64_t>(part) * c * static_cast<std::int64_t>(dtype_size(packed.dtype));
+  if (packed.data)  // null for the verifier's descriptors
+    v.data = static_cast<unsigned char*>(packed.data) +
+             static_cast<std::int64_t>(part) * c * static_cast<std::int64_t>(dtype_size(packed.dtype));
   return v;
 }
 
@@ -89,7 +74,7 @@ void bind_forward(BoundNode& b, const NodeOperands& o) {
   b.views = {qkv_part(qkv, 0), qkv_part(qkv, 1), qkv_part(qkv, 2), o.out(0), o.out(1)};
 }
 
-void run_forward(const BoundNode& b, NodeRecord&) {
+AttentionForwardArgs forward_args(const BoundNode& b) {
   AttentionForwardArgs args;
   args.q = b.views[0];
   args.k = b.views[1];
@@ -97,7 +82,7 @@ void run_forward(const BoundNode& b, NodeRecord&) {
   args.out = b.views[3];
   args.lse = b.views[4];
   args.heads = b.attrs.heads;
-  attention_forward(args);
+  return args;
 }
 
 // views: q, k, v, out, lse, dout, dq, dk, dv
@@ -107,7 +92,7 @@ void bind_backward(BoundNode& b, const NodeOperands& o) {
              o.in(3),          qkv_part(dqkv, 0), qkv_part(dqkv, 1), qkv_part(dqkv, 2)};
 }
 
-void run_backward(const BoundNode& b, NodeRecord&) {
+AttentionBackwardArgs backward_args(const BoundNode& b) {
   AttentionBackwardArgs args;
   args.q = b.views[0];
   args.k = b.views[1];
@@ -119,16 +104,22 @@ void run_backward(const BoundNode& b, NodeRecord&) {
   args.dk = b.views[7];
   args.dv = b.views[8];
   args.heads = b.attrs.heads;
-  attention_backward(args);
+  return args;
 }
+
+std::string descriptor_forward(const BoundNode& b) { return attention_descriptor_check(forward_args(b)); }
+void run_forward(const BoundNode& b, NodeRecord&) { attention_forward(forward_args(b)); }
+std::string descriptor_backward(const BoundNode& b) { return attention_descriptor_check(backward_args(b)); }
+void run_backward(const BoundNode& b, NodeRecord&) { attention_backward(backward_args(b)); }
 
 void attrs(const Attributes& a, std::ostream& o) { o << " heads=" << a.heads; }
 
 }  // namespace
 
-const OpDef kAttentionOp{OpKind::Attention, "Attention",  1,           2,    check_forward,
-                         differentiate,     bind_forward, run_forward, attrs};
+const OpDef kAttentionOp{OpKind::Attention, "Attention",        1,           2,    check_forward, differentiate,
+                         bind_forward,      descriptor_forward, run_forward, attrs};
 const OpDef kAttentionBackwardOp{
-    OpKind::AttentionBackward, "AttentionBackward", 4, 1, check_backward, nullptr, bind_backward, run_backward, attrs};
+    OpKind::AttentionBackward, "AttentionBackward", 4,    1, check_backward, nullptr, bind_backward,
+    descriptor_backward,       run_backward,        attrs};
 
 }  // namespace ampkit::graph

@@ -32,43 +32,24 @@ ValueId Builder::cast(ValueId x, DType dtype, const std::string& name) {
 
 namespace {
 
-void unary_same_shape(const OpCheck& c, const char* in_name, const char* out_name) {
-  const Value* x = c.in(0, in_name, true);
-  const Value* y = c.out(0, out_name, true);
-  c.floating(x, in_name);
-  c.floating(y, out_name);
-  c.shape(y, out_name, x->shape);
-}
-
-void check_gelu(const OpCheck& c) {
-  c.gelu_variant(true);
-  unary_same_shape(c, "x", "y");
+// The ops' rules (gelu_forward_/gelu_backward_/add_/convert_descriptor_check) cover dtypes,
+// shapes and the GELU variant; the graph adds that every slot is required.
+void check_unary(const OpCheck& c) {
+  c.in(0, "x", true);
+  c.out(0, "y", true);
 }
 
 void check_gelu_backward(const OpCheck& c) {
-  const Value* x = c.in(0, "x", true);
-  const Value* dy = c.in(1, "dy", true);
-  const Value* dx = c.out(0, "dx", true);
-  c.floating(x, "x");
-  c.floating(dy, "dy");
-  c.floating(dx, "dx");
-  c.shape(dy, "dy", x->shape);
-  c.shape(dx, "dx", x->shape);
-  c.gelu_variant(true);
+  c.in(0, "x", true);
+  c.in(1, "dy", true);
+  c.out(0, "dx", true);
 }
 
 void check_add(const OpCheck& c) {
-  const Value* a = c.in(0, "a", true);
-  const Value* b = c.in(1, "b", true);
-  const Value* y = c.out(0, "y", true);
-  c.floating(a, "a");
-  c.floating(b, "b");
-  c.floating(y, "y");
-  c.shape(b, "b", a->shape);
-  c.shape(y, "y", a->shape);
+  c.in(0, "a", true);
+  c.in(1, "b", true);
+  c.out(0, "y", true);
 }
-
-void check_cast(const OpCheck& c) { unary_same_shape(c, "x", "y"); }
 
 void differentiate_gelu(GradientContext& d, const Node& n, int) {
   const ValueId dy = d.grad(n.outputs[0]);
@@ -103,6 +84,15 @@ void differentiate_cast(GradientContext& d, const Node& n, int) {
 void bind_unary(BoundNode& b, const NodeOperands& o) { b.views = {o.in(0), o.out(0)}; }
 void bind_binary(BoundNode& b, const NodeOperands& o) { b.views = {o.in(0), o.in(1), o.out(0)}; }
 
+std::string descriptor_gelu(const BoundNode& b) {
+  return gelu_forward_descriptor_check(b.views[0], b.views[1], b.attrs.gelu_variant);
+}
+std::string descriptor_gelu_backward(const BoundNode& b) {
+  return gelu_backward_descriptor_check(b.views[0], b.views[1], b.views[2], b.attrs.gelu_variant);
+}
+std::string descriptor_add(const BoundNode& b) { return add_descriptor_check(b.views[0], b.views[1], b.views[2]); }
+std::string descriptor_cast(const BoundNode& b) { return convert_descriptor_check(b.views[0], b.views[1]); }
+
 void run_gelu(const BoundNode& b, NodeRecord&) { gelu_forward(b.views[0], b.views[1], b.attrs.gelu_variant); }
 void run_gelu_backward(const BoundNode& b, NodeRecord&) {
   gelu_backward(b.views[0], b.views[1], b.views[2], b.attrs.gelu_variant);
@@ -118,10 +108,14 @@ void emit_sum(GradientContext& d, const std::string& name, ValueId a, ValueId b,
   d.emit(OpKind::Add, name, {a, b}, {y});
 }
 
-const OpDef kGeluOp{OpKind::Gelu, "Gelu", 1, 1, check_gelu, differentiate_gelu, bind_unary, run_gelu, attrs_gelu};
-const OpDef kGeluBackwardOp{OpKind::GeluBackward, "GeluBackward",    2,         1, check_gelu_backward, nullptr,
-                            bind_binary,          run_gelu_backward, attrs_gelu};
-const OpDef kAddOp{OpKind::Add, "Add", 2, 1, check_add, differentiate_add, bind_binary, run_add, nullptr};
-const OpDef kCastOp{OpKind::Cast, "Cast", 1, 1, check_cast, differentiate_cast, bind_unary, run_cast, nullptr};
+const OpDef kGeluOp{OpKind::Gelu, "Gelu",          1,        1,         check_unary, differentiate_gelu,
+                    bind_unary,   descriptor_gelu, run_gelu, attrs_gelu};
+const OpDef kGeluBackwardOp{OpKind::GeluBackward, "GeluBackward", 2,           1,
+                            check_gelu_backward,  nullptr,        bind_binary, descriptor_gelu_backward,
+                            run_gelu_backward,    attrs_gelu};
+const OpDef kAddOp{OpKind::Add, "Add",          2,       1,      check_add, differentiate_add,
+                   bind_binary, descriptor_add, run_add, nullptr};
+const OpDef kCastOp{OpKind::Cast, "Cast",          1,        1,      check_unary, differentiate_cast,
+                    bind_unary,   descriptor_cast, run_cast, nullptr};
 
 }  // namespace ampkit::graph

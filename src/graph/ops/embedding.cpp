@@ -18,28 +18,28 @@ ValueId Builder::embedding(ValueId ids, ValueId table, const std::string& name) 
 
 namespace {
 
+// The op sees ids flattened and the embedded rows as [rows, D]: the graph checks what that
+// hides (ids of rank >= 1, the rows shaped like ids); the op's rules (embedding_forward_ /
+// embedding_backward_descriptor_check) cover the rest — dtypes, the table, D, the row count.
+void check_rows_like_ids(const OpCheck& c, const Value* ids, const Value* rows, const char* name) {
+  c.rank_at_least(ids, "ids", 1);
+  if (rows->shape.empty() || lead(rows->shape) != ids->shape)
+    c.fail(name, " (%", rows->id, ") must have shape ",
+           shape_text(with_last(ids->shape, rows->shape.empty() ? 0 : rows->shape.back())),
+           " (ids' shape + [D]), but got ", shape_text(rows->shape));
+}
+
 void check_forward(const OpCheck& c) {
   const Value* ids = c.in(0, "ids", true);
-  const Value* table = c.in(1, "table", true);
-  const Value* y = c.out(0, "y", true);
-  c.dtype(ids, "ids", DType::i32);
-  c.rank_at_least(ids, "ids", 1);
-  c.floating(table, "table");
-  c.rank(table, "table", 2);
-  c.floating(y, "y");
-  c.shape(y, "y", with_last(ids->shape, table->shape[1]));
+  c.in(1, "table", true);
+  check_rows_like_ids(c, ids, c.out(0, "y", true), "y");
 }
 
 void check_backward(const OpCheck& c) {
   const Value* ids = c.in(0, "ids", true);
   const Value* dy = c.in(1, "dy", true);
-  const Value* dtable = c.out(0, "dtable", true);
-  c.dtype(ids, "ids", DType::i32);
-  c.rank_at_least(ids, "ids", 1);
-  c.floating(dy, "dy");
-  c.floating(dtable, "dtable");
-  c.rank(dtable, "dtable", 2);
-  c.shape(dy, "dy", with_last(ids->shape, dtable->shape[1]));
+  c.out(0, "dtable", true);
+  check_rows_like_ids(c, ids, dy, "dy");
 }
 
 void differentiate(GradientContext& d, const Node& n, int) {
@@ -50,24 +50,24 @@ void differentiate(GradientContext& d, const Node& n, int) {
 
 // views: ids flat, table, y [rows, D]
 void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0), o.in(1), o.out_2d(0)}; }
+std::string descriptor_forward(const BoundNode& b) {
+  return embedding_forward_descriptor_check(b.views[0], b.views[1], b.views[2]);
+}
 void run_forward(const BoundNode& b, NodeRecord&) { embedding_forward(b.views[0], b.views[1], b.views[2]); }
 
 // views: ids flat, dy [rows, D], dtable
 void bind_backward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0), o.in_2d(1), o.out(0)}; }
+std::string descriptor_backward(const BoundNode& b) {
+  return embedding_backward_descriptor_check(b.views[0], b.views[1], b.views[2], false);
+}
 void run_backward(const BoundNode& b, NodeRecord&) { embedding_backward(b.views[0], b.views[1], b.views[2], false); }
 
 }  // namespace
 
-const OpDef kEmbeddingOp{OpKind::Embedding, "Embedding",  2,           1,      check_forward,
-                         differentiate,     bind_forward, run_forward, nullptr};
-const OpDef kEmbeddingBackwardOp{OpKind::EmbeddingBackward,
-                                 "EmbeddingBackward",
-                                 2,
-                                 1,
-                                 check_backward,
-                                 nullptr,
-                                 bind_backward,
-                                 run_backward,
-                                 nullptr};
+const OpDef kEmbeddingOp{OpKind::Embedding, "Embedding",        2,           1,      check_forward, differentiate,
+                         bind_forward,      descriptor_forward, run_forward, nullptr};
+const OpDef kEmbeddingBackwardOp{
+    OpKind::EmbeddingBackward, "EmbeddingBackward", 2,      1, check_backward, nullptr, bind_backward,
+    descriptor_backward,       run_backward,        nullptr};
 
 }  // namespace ampkit::graph

@@ -30,65 +30,22 @@ ValueId Builder::linear(ValueId x, ValueId w, ValueId b, const std::string& name
 
 namespace {
 
+// The op's rules (linear_descriptor_check) cover dtypes, shapes, the epilogue operands and
+// gelu variants; the graph adds which slots it requires.
 void check_forward(const OpCheck& c) {
-  const Value* x = c.in(0, "x", true);
-  const Value* w = c.in(1, "w", true);
-  const Value* b = c.in(2, "b", false);
-  const Value* y = c.out(0, "y", true);
-  const Value* aux = c.out(1, "aux", false);
-  c.floating(x, "x");
-  c.floating(w, "w");
-  c.floating(y, "y");
-  c.rank_at_least(x, "x", 1);
-  c.rank(w, "w", 2);
-  c.shape(w, "w", {w->shape[0], x->shape.back()});
-  c.shape(y, "y", with_last(lead(x->shape), w->shape[0]));
-  c.floating(b, "b");
-  c.shape(b, "b", {w->shape[0]});
-  c.dtype_or_f32(b, "b", y, "y");
-  if (aux && !c.node().attrs.gelu) c.fail("aux (%", aux->id, ") is only produced with gelu");
-  c.floating(aux, "aux");
-  c.shape(aux, "aux", y->shape);
-  c.dtype_or_f32(aux, "aux", y, "y");
-  c.gelu_variant(c.node().attrs.gelu);
+  c.in(0, "x", true);
+  c.in(1, "w", true);
+  c.out(0, "y", true);
 }
 
 void check_backward(const OpCheck& c) {
-  const auto& a = c.node().attrs;
-  const Value* dy = c.in(0, "dy", true);
-  const Value* x = c.in(1, "x", true);
-  const Value* w = c.in(2, "w", true);
-  const Value* below_aux = c.in(3, "below_aux", false);
+  c.in(0, "dy", true);
+  c.in(1, "x", true);
+  c.in(2, "w", true);
   const Value* dx = c.out(0, "dx", false);
   const Value* dw = c.out(1, "dw", false);
   const Value* db = c.out(2, "db", false);
-  const Value* below_db = c.out(3, "below_db", false);
-  for (auto [v, name] :
-       {std::pair{dy, "dy"}, std::pair{x, "x"}, std::pair{w, "w"}, std::pair{dx, "dx"}, std::pair{dw, "dw"},
-        std::pair{db, "db"}, std::pair{below_aux, "below_aux"}, std::pair{below_db, "below_db"}})
-    c.floating(v, name);
-  c.rank_at_least(dy, "dy", 1);
-  c.rank(w, "w", 2);
-  const std::int64_t out = dy->shape.back(), in = w->shape[1];
-  c.shape(w, "w", {out, in});
-  c.shape(x, "x", with_last(lead(dy->shape), in));
-  c.shape(dx, "dx", x->shape);
-  c.shape(dw, "dw", w->shape);
-  c.shape(db, "db", {out});
-  if (dw) c.dtype_or_f32(db, "db", dw, "dw");
   if (!dx && !dw && !db) c.fail("computes nothing: dx, dw and db are all absent");
-  if (a.below_gelu) {
-    if (!dx) c.fail("below_gelu needs the output dx");
-    if (!below_aux) c.fail("below_gelu needs the input below_aux");
-    c.gelu_variant(true);
-  } else {
-    if (below_aux) c.fail("below_aux (%", below_aux->id, ") is only read with below_gelu");
-    if (below_db) c.fail("below_db (%", below_db->id, ") is only produced with below_gelu");
-  }
-  c.shape(below_aux, "below_aux", x->shape);
-  c.dtype_or_f32(below_aux, "below_aux", dx, "dx");
-  c.shape(below_db, "below_db", {in});
-  c.dtype_or_f32(below_db, "below_db", dx, "dx");
 }
 
 // A GELU Linear first takes the GELU's derivative (GeluBackward of the aux), then the GEMMs.
@@ -131,7 +88,7 @@ void add_gemm_reports(const LinearReport& report, NodeRecord& record) {
 // views: x, w, bias, y, aux
 void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in(0), o.in(1), o.in(2), o.out(0), o.out(1)}; }
 
-void run_forward(const BoundNode& b, NodeRecord& record) {
+LinearForwardArgs forward_args(const BoundNode& b) {
   LinearForwardArgs args;
   args.x = b.views[0];
   args.w = b.views[1];
@@ -140,6 +97,13 @@ void run_forward(const BoundNode& b, NodeRecord& record) {
   args.aux = b.views[4];
   args.gelu = b.attrs.gelu;
   args.gelu_variant = b.attrs.gelu_variant;
+  return args;
+}
+
+std::string descriptor_forward(const BoundNode& b) { return linear_descriptor_check(forward_args(b)); }
+
+void run_forward(const BoundNode& b, NodeRecord& record) {
+  LinearForwardArgs args = forward_args(b);
   args.fp16_mode = resolve_mode({args.x.dtype, args.w.dtype}, record);
   LinearReport report;
   linear_forward(args, &report);
@@ -151,7 +115,7 @@ void bind_backward(BoundNode& b, const NodeOperands& o) {
   b.views = {o.in(0), o.in(1), o.in(2), o.in(3), o.out(0), o.out(1), o.out(2), o.out(3)};
 }
 
-void run_backward(const BoundNode& b, NodeRecord& record) {
+LinearBackwardArgs backward_args(const BoundNode& b) {
   LinearBackwardArgs args;
   args.dy = b.views[0];
   args.x = b.views[1];
@@ -163,6 +127,13 @@ void run_backward(const BoundNode& b, NodeRecord& record) {
   args.below_db = b.views[7];
   args.below_gelu = b.attrs.below_gelu;
   args.below_gelu_variant = b.attrs.gelu_variant;
+  return args;
+}
+
+std::string descriptor_backward(const BoundNode& b) { return linear_descriptor_check(backward_args(b)); }
+
+void run_backward(const BoundNode& b, NodeRecord& record) {
+  LinearBackwardArgs args = backward_args(b);
   args.fp16_mode = resolve_mode({args.dy.dtype, args.x.dtype, args.w.dtype}, record);
   LinearReport report;
   linear_backward(args, &report);
@@ -178,9 +149,11 @@ void attrs_backward(const Attributes& a, std::ostream& o) {
 
 }  // namespace
 
-const OpDef kLinearOp{OpKind::Linear, "Linear",     3, 2, check_forward, differentiate, bind_forward,
-                      run_forward,    attrs_forward};
-const OpDef kLinearBackwardOp{OpKind::LinearBackward, "LinearBackward", 4, 4, check_backward, nullptr, bind_backward,
-                              run_backward,           attrs_backward};
+const OpDef kLinearOp{
+    OpKind::Linear, "Linear",     3, 2, check_forward, differentiate, bind_forward, descriptor_forward,
+    run_forward,    attrs_forward};
+const OpDef kLinearBackwardOp{
+    OpKind::LinearBackward, "LinearBackward", 4, 4, check_backward, nullptr, bind_backward, descriptor_backward,
+    run_backward,           attrs_backward};
 
 }  // namespace ampkit::graph

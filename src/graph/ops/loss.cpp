@@ -18,33 +18,25 @@ ValueId Builder::softmax_cross_entropy(ValueId logits, ValueId targets, const st
 
 namespace {
 
+// The op sees logits as [rows, classes], targets flattened and dloss as a host float: the graph
+// checks what that hides (logits of rank >= 1, targets shaped like logits' rows, dlogits like
+// logits, dloss an f32 []); the op's rules (softmax_cross_entropy_forward_ / _backward_
+// descriptor_check) cover the rest — dtypes, classes, the row count, loss and lse.
 void check(const OpCheck& c, bool backward) {
   const Value* logits = c.in(0, "logits", true);
   const Value* targets = c.in(1, "targets", true);
-  c.floating(logits, "logits");
   c.rank_at_least(logits, "logits", 1);
-  c.positive_last(logits, "logits");
-  c.dtype(targets, "targets", DType::i32);
   c.shape(targets, "targets", lead(logits->shape));
-  const Shape rows{prod(lead(logits->shape))};
-  if (rows[0] < 1) c.fail("logits (%", logits->id, ") must have at least one row");
   if (!backward) {
-    const Value* loss = c.out(0, "loss", true);
-    const Value* lse = c.out(1, "lse", true);
-    c.dtype(loss, "loss", DType::f32);
-    c.shape(loss, "loss", {});
-    c.dtype(lse, "lse", DType::f32);
-    c.shape(lse, "lse", rows);
+    c.out(0, "loss", true);
+    c.out(1, "lse", true);
     return;
   }
-  const Value* lse = c.in(2, "lse", true);
+  c.in(2, "lse", true);
   const Value* dloss = c.in(3, "dloss", true);
   const Value* dlogits = c.out(0, "dlogits", true);
-  c.dtype(lse, "lse", DType::f32);
-  c.shape(lse, "lse", rows);
   c.dtype(dloss, "dloss", DType::f32);
   c.shape(dloss, "dloss", {});
-  c.floating(dlogits, "dlogits");
   c.shape(dlogits, "dlogits", logits->shape);
 }
 
@@ -57,6 +49,9 @@ void differentiate(GradientContext& d, const Node& n, int) {
 
 // views: logits [rows, classes], targets flat, loss, lse
 void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_2d(0), o.in_flat(1), o.out(0), o.out(1)}; }
+std::string descriptor_forward(const BoundNode& b) {
+  return softmax_cross_entropy_forward_descriptor_check(b.views[0], b.views[1], b.views[2], b.views[3]);
+}
 void run_forward(const BoundNode& b, NodeRecord&) {
   softmax_cross_entropy_forward(b.views[0], b.views[1], b.views[2], b.views[3]);
 }
@@ -65,6 +60,10 @@ void run_forward(const BoundNode& b, NodeRecord&) {
 void bind_backward(BoundNode& b, const NodeOperands& o) {
   b.views = {o.in_2d(0), o.in_flat(1), o.in(2), o.out_2d(0)};
   b.scalar = o.in_data(3);
+}
+// dloss is a value only at run time; 1 stands for it (the op checks that it is finite).
+std::string descriptor_backward(const BoundNode& b) {
+  return softmax_cross_entropy_backward_descriptor_check(b.views[0], b.views[1], b.views[2], 1.0f, b.views[3]);
 }
 void run_backward(const BoundNode& b, NodeRecord&) {
   const float dloss = read_bound_scalar(b);
@@ -80,6 +79,7 @@ const OpDef kSoftmaxCrossEntropyOp{OpKind::SoftmaxCrossEntropy,
                                    [](const OpCheck& c) { check(c, false); },
                                    differentiate,
                                    bind_forward,
+                                   descriptor_forward,
                                    run_forward,
                                    nullptr};
 const OpDef kSoftmaxCrossEntropyBackwardOp{OpKind::SoftmaxCrossEntropyBackward,
@@ -89,6 +89,7 @@ const OpDef kSoftmaxCrossEntropyBackwardOp{OpKind::SoftmaxCrossEntropyBackward,
                                            [](const OpCheck& c) { check(c, true); },
                                            nullptr,
                                            bind_backward,
+                                           descriptor_backward,
                                            run_backward,
                                            nullptr};
 

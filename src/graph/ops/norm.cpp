@@ -33,58 +33,21 @@ ValueId Builder::rms_norm(ValueId x, ValueId gamma, float eps, const std::string
 
 namespace {
 
-void check_forward(const OpCheck& c, bool layer) {
-  const Value* x = c.in(0, "x", true);
-  const Value* gamma = c.in(1, "gamma", false);
-  const Value* beta = layer ? c.in(2, "beta", false) : nullptr;
-  const Value* y = c.out(0, "y", true);
-  const Value* mean = layer ? c.out(1, "mean", false) : nullptr;
-  const Value* rstd = c.out(layer ? 2 : 1, "rstd", false);
-  c.floating(x, "x");
-  c.rank_at_least(x, "x", 1);
-  c.positive_last(x, "x");
-  const Shape n{x->shape.back()}, rows{prod(lead(x->shape))};
-  for (auto [v, name] : {std::pair{gamma, "gamma"}, std::pair{beta, "beta"}}) {
-    c.floating(v, name);
-    c.shape(v, name, n);
-    c.dtype_or_f32(v, name, x, "x");
-  }
-  c.dtype(y, "y", x->dtype);
-  c.shape(y, "y", x->shape);
-  for (auto [v, name] : {std::pair{mean, "mean"}, std::pair{rstd, "rstd"}}) {
-    c.dtype(v, name, DType::f32);
-    c.shape(v, name, rows);
-  }
-  c.eps();
+// The op's rules (norm_descriptor_check) cover dtypes, shapes, eps and which optional operands
+// go together; the graph adds which slots it requires and that the node computes something.
+void check_forward(const OpCheck& c) {
+  c.in(0, "x", true);
+  c.out(0, "y", true);
 }
 
 void check_backward(const OpCheck& c, bool layer) {
-  const Value* dy = c.in(0, "dy", true);
-  const Value* x = c.in(1, "x", true);
-  const Value* mean = layer ? c.in(2, "mean", true) : nullptr;
-  const Value* rstd = c.in(layer ? 3 : 2, "rstd", true);
-  const Value* gamma = c.in(layer ? 4 : 3, "gamma", false);
+  c.in(0, "dy", true);
+  c.in(1, "x", true);
+  if (layer) c.in(2, "mean", true);
+  c.in(layer ? 3 : 2, "rstd", true);
   const Value* dx = c.out(0, "dx", false);
   const Value* dgamma = c.out(1, "dgamma", false);
   const Value* dbeta = layer ? c.out(2, "dbeta", false) : nullptr;
-  c.floating(dy, "dy");
-  c.rank_at_least(dy, "dy", 1);
-  c.positive_last(dy, "dy");
-  c.dtype(x, "x", dy->dtype);
-  c.shape(x, "x", dy->shape);
-  const Shape n{dy->shape.back()}, rows{prod(lead(dy->shape))};
-  for (auto [v, name] : {std::pair{mean, "mean"}, std::pair{rstd, "rstd"}}) {
-    c.dtype(v, name, DType::f32);
-    c.shape(v, name, rows);
-  }
-  c.dtype(dx, "dx", dy->dtype);
-  c.shape(dx, "dx", dy->shape);
-  for (auto [v, name] : {std::pair{gamma, "gamma"}, std::pair{dgamma, "dgamma"}, std::pair{dbeta, "dbeta"}}) {
-    c.floating(v, name);
-    c.shape(v, name, n);
-    c.dtype_or_f32(v, name, dy, "dy");
-  }
-  if (dgamma && !gamma) c.fail("dgamma needs the input gamma");
   if (!dx && !dgamma && !dbeta) c.fail("computes nothing: every output is absent");
 }
 
@@ -158,37 +121,43 @@ const OpDef kLayerNormOp{OpKind::LayerNorm,
                          "LayerNorm",
                          3,
                          3,
-                         [](const OpCheck& c) { check_forward(c, true); },
+                         check_forward,
                          [](GradientContext& d, const Node& n, int i) { differentiate(d, n, i, true); },
                          [](BoundNode& b, const NodeOperands& o) { bind_forward(b, o, true); },
+                         [](const BoundNode& b) { return norm_descriptor_check(NormKind::layer, forward_args(b)); },
                          [](const BoundNode& b, NodeRecord&) { layer_norm_forward(forward_args(b)); },
                          attrs};
 const OpDef kRMSNormOp{OpKind::RMSNorm,
                        "RMSNorm",
                        2,
                        2,
-                       [](const OpCheck& c) { check_forward(c, false); },
+                       check_forward,
                        [](GradientContext& d, const Node& n, int i) { differentiate(d, n, i, false); },
                        [](BoundNode& b, const NodeOperands& o) { bind_forward(b, o, false); },
+                       [](const BoundNode& b) { return norm_descriptor_check(NormKind::rms, forward_args(b)); },
                        [](const BoundNode& b, NodeRecord&) { rms_norm_forward(forward_args(b)); },
                        attrs};
-const OpDef kLayerNormBackwardOp{OpKind::LayerNormBackward,
-                                 "LayerNormBackward",
-                                 5,
-                                 3,
-                                 [](const OpCheck& c) { check_backward(c, true); },
-                                 nullptr,
-                                 [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, true); },
-                                 [](const BoundNode& b, NodeRecord&) { layer_norm_backward(backward_args(b)); },
-                                 nullptr};
-const OpDef kRMSNormBackwardOp{OpKind::RMSNormBackward,
-                               "RMSNormBackward",
-                               4,
-                               2,
-                               [](const OpCheck& c) { check_backward(c, false); },
-                               nullptr,
-                               [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, false); },
-                               [](const BoundNode& b, NodeRecord&) { rms_norm_backward(backward_args(b)); },
-                               nullptr};
+const OpDef kLayerNormBackwardOp{
+    OpKind::LayerNormBackward,
+    "LayerNormBackward",
+    5,
+    3,
+    [](const OpCheck& c) { check_backward(c, true); },
+    nullptr,
+    [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, true); },
+    [](const BoundNode& b) { return norm_descriptor_check(NormKind::layer, backward_args(b)); },
+    [](const BoundNode& b, NodeRecord&) { layer_norm_backward(backward_args(b)); },
+    nullptr};
+const OpDef kRMSNormBackwardOp{
+    OpKind::RMSNormBackward,
+    "RMSNormBackward",
+    4,
+    2,
+    [](const OpCheck& c) { check_backward(c, false); },
+    nullptr,
+    [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, false); },
+    [](const BoundNode& b) { return norm_descriptor_check(NormKind::rms, backward_args(b)); },
+    [](const BoundNode& b, NodeRecord&) { rms_norm_backward(backward_args(b)); },
+    nullptr};
 
 }  // namespace ampkit::graph

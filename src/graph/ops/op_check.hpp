@@ -40,19 +40,12 @@ class OpCheck {
     return get(n_.outputs, slot, name, required, "output");
   }
 
-  // Each check passes on a null (absent) value.
-  void floating(const Value* v, const char* name) const;
+  // The graph's own rules (the op's are its descriptor check). Each passes on a null (absent)
+  // value.
   void dtype(const Value* v, const char* name, DType want) const;
-  /// v's dtype must be `like`'s dtype or f32 (the "mixed" parameters of norm, bias, aux).
-  void dtype_or_f32(const Value* v, const char* name, const Value* like, const char* like_name) const;
   void shape(const Value* v, const char* name, const Shape& want) const;
   void rank_at_least(const Value* v, const char* name, std::size_t r) const;
   void rank(const Value* v, const char* name, std::size_t r) const;
-  void positive_last(const Value* v, const char* name) const;
-  /// attrs.eps finite and >= 0.
-  void eps() const;
-  /// attrs.gelu_variant tanh or erf (when `used`).
-  void gelu_variant(bool used) const;
 
   const Node& node() const { return n_; }
   const Graph& graph() const { return g_; }

@@ -21,7 +21,9 @@ struct OpDef {
   std::string_view name;  // "Linear", "LayerNormBackward", ...
   int inputs;             // slot counts; -1: any number (Yield)
   int outputs;
-  /// Required slots, dtypes, shapes and attributes of one node (throws through c.fail).
+  /// The graph's own rules of one node (throws through c.fail): required slots, the rules the
+  /// binding's reshapes hide from the op (flattened ids, packed qkv, a host scalar), "computes
+  /// nothing". Runs before `descriptor`, so the bind may rely on it.
   void (*check)(const OpCheck& c);
   /// Emits the gradient nodes of a forward node; nullptr for ops autodiff does not
   /// differentiate (the backward ops, Yield).
@@ -29,6 +31,10 @@ struct OpDef {
   /// Builds the node's operand views once (b.views, b.scalar), when the executor is built or a
   /// value is rebound.
   void (*bind)(BoundNode& b, const NodeOperands& o);
+  /// The op's memory-free descriptor check (<op>_descriptor_check) over the views `bind` built
+  /// with null data: "" or the message the run would throw for these shapes, dtypes and
+  /// attributes. Called by the verifier only (build time), never per run; nullptr: no op call.
+  std::string (*descriptor)(const BoundNode& b);
   /// Runs the bound node through the public ops API (the front end chooses the kernel).
   void (*run)(const BoundNode& b, NodeRecord& record);
   /// The attributes the op reads, as " key=value" pairs (nullptr: none).
@@ -41,8 +47,10 @@ const OpDef* find_op_def(OpKind op);
 const OpDef& op_def(OpKind op);
 
 /// Checks the required slots, dtypes, shapes and attributes of node `index` for its op (slot
-/// counts and definedness already checked by the verifier). Throws ampkit::Error
-/// "graph: node i (Op 'name'): ...".
+/// counts and definedness already checked by the verifier): the op definition's own check, then
+/// the op's descriptor check over the views its bind builds with null data (`no_data`: one null
+/// per value of g). Throws ampkit::Error "graph: node i (Op 'name'): ...".
+void check_node_signature(const Graph& g, int index, const std::vector<void*>& no_data);
 void check_node_signature(const Graph& g, int index);
 
 /// A node of `op` with these slots and attributes (unchecked).

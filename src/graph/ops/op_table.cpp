@@ -56,11 +56,31 @@ int op_output_slots(OpKind op) {
   return d ? d->outputs : 0;
 }
 
-void check_node_signature(const Graph& g, int index) {
+void check_node_signature(const Graph& g, int index, const std::vector<void*>& no_data) {
   const OpCheck c(g, index);
   const OpDef* d = find_op_def(c.node().op);
   if (!d) c.fail("unknown op kind ", static_cast<int>(c.node().op));
   d->check(c);
+  if (!d->descriptor) return;
+  // The op decides the rest from the views the executor will bind, with no memory yet (on the
+  // cpu: the device rules are the executor's, checked when it binds).
+  static const ExecutorOptions kDescriptorOptions{};
+  BoundNode b;
+  b.def = d;
+  b.attrs = c.node().attrs;
+  std::string message;
+  try {
+    d->bind(b, NodeOperands(g, c.node(), no_data, kDescriptorOptions));
+    message = d->descriptor(b);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  if (!message.empty()) c.fail(message);
+}
+
+void check_node_signature(const Graph& g, int index) {
+  const std::vector<void*> no_data(g.values.size(), nullptr);
+  check_node_signature(g, index, no_data);
 }
 
 Node make_node(OpKind op, std::string name, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
