@@ -46,6 +46,34 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
   return a_bytes > 0 && b_bytes > 0 && pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
+void check_dtype(const char* fn, DType dtype) {
+  if (!valid_dtype(dtype)) fail(fn, "dtype must be f32, bf16, f16 or i32, given the value ", static_cast<int>(dtype));
+}
+
+void check_stream(const char* fn, const void* stream, bool takes_stream, std::string_view engine) {
+  if (stream != nullptr && !takes_stream)
+    fail(fn, "stream must be nullptr for the ", engine, " communicator (host memory), given a stream");
+}
+
+// A buffer of `parts` rows and one of a single row, for reduce_scatter (send, recv) and
+// all_gather (recv, send): both non-null when the row is not empty, and the row either is row
+// `rank` of the rows (in place) or does not overlap them.
+struct Rows {
+  const void* p;
+  const char* name;
+};
+void check_rows(const char* fn, Rows rows, Rows row, std::size_t row_count, const char* count_name, int parts, int rank,
+                DType dtype) {
+  const std::size_t rows_bytes = bytes_of(fn, rows.name, row_count, static_cast<std::size_t>(parts), dtype);
+  const std::size_t row_bytes = row_count * dtype_size(dtype);
+  check_pointer(fn, "send", std::string_view(rows.name) == "send" ? rows.p : row.p, row_bytes, count_name, row_count);
+  check_pointer(fn, "recv", std::string_view(rows.name) == "recv" ? rows.p : row.p, row_bytes, count_name, row_count);
+  const void* in_place = static_cast<const std::byte*>(rows.p) + static_cast<std::size_t>(rank) * row_bytes;
+  if (row.p != in_place && overlap(rows.p, rows_bytes, row.p, row_bytes))
+    fail(fn, row.name, " must be ", rows.name, " + rank() * ", count_name, " (in place) or not overlap ", rows.name,
+         ", given an overlapping ", row.name);
+}
+
 template <typename Acc>
 Acc combine(Acc acc, Acc x, ReduceOp op) {
   if (op == ReduceOp::sum) return acc + x;
@@ -146,8 +174,7 @@ void Communicator::all_reduce(const void* send, void* recv, std::size_t count, D
   if (send != recv && overlap(send, bytes, recv, bytes))
     fail(fn, "send and recv must be the same buffer (in place) or not overlap, given buffers ", bytes,
          " bytes long that overlap");
-  if (stream != nullptr && !takes_stream())
-    fail(fn, "stream must be nullptr for the ", name(), " communicator (host memory), given a stream");
+  check_stream(fn, stream, takes_stream(), name());
   all_reduce_impl(send, recv, count, dtype, op, stream);
 }
 
@@ -155,40 +182,25 @@ void Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv
                                   void* stream) {
   constexpr const char* fn = "reduce_scatter";
   check_dtype_op(fn, dtype, op);
-  const std::size_t send_bytes = bytes_of(fn, "send", recv_count, static_cast<std::size_t>(size()), dtype);
-  const std::size_t recv_bytes = recv_count * dtype_size(dtype);
-  check_pointer(fn, "send", send, send_bytes, "recv_count", recv_count);
-  check_pointer(fn, "recv", recv, recv_bytes, "recv_count", recv_count);
-  const void* in_place = static_cast<const std::byte*>(send) + static_cast<std::size_t>(rank()) * recv_bytes;
-  if (recv != in_place && overlap(send, send_bytes, recv, recv_bytes))
-    fail(fn, "recv must be send + rank() * recv_count (in place) or not overlap send, given an overlapping recv");
-  if (stream != nullptr && !takes_stream())
-    fail(fn, "stream must be nullptr for the ", name(), " communicator (host memory), given a stream");
+  check_rows(fn, Rows{send, "send"}, Rows{recv, "recv"}, recv_count, "recv_count", size(), rank(), dtype);
+  check_stream(fn, stream, takes_stream(), name());
   reduce_scatter_impl(send, recv, recv_count, dtype, op, stream);
 }
 
 void Communicator::all_gather(const void* send, void* recv, std::size_t send_count, DType dtype, void* stream) {
   constexpr const char* fn = "all_gather";
-  if (!valid_dtype(dtype)) fail(fn, "dtype must be f32, bf16, f16 or i32, given the value ", static_cast<int>(dtype));
-  const std::size_t recv_bytes = bytes_of(fn, "recv", send_count, static_cast<std::size_t>(size()), dtype);
-  const std::size_t send_bytes = send_count * dtype_size(dtype);
-  check_pointer(fn, "send", send, send_bytes, "send_count", send_count);
-  check_pointer(fn, "recv", recv, recv_bytes, "send_count", send_count);
-  const void* in_place = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(rank()) * send_bytes;
-  if (send != in_place && overlap(send, send_bytes, recv, recv_bytes))
-    fail(fn, "send must be recv + rank() * send_count (in place) or not overlap recv, given an overlapping send");
-  if (stream != nullptr && !takes_stream())
-    fail(fn, "stream must be nullptr for the ", name(), " communicator (host memory), given a stream");
+  check_dtype(fn, dtype);
+  check_rows(fn, Rows{recv, "recv"}, Rows{send, "send"}, send_count, "send_count", size(), rank(), dtype);
+  check_stream(fn, stream, takes_stream(), name());
   all_gather_impl(send, recv, send_count, dtype, stream);
 }
 
 void Communicator::broadcast(void* buffer, std::size_t count, DType dtype, int root, void* stream) {
   constexpr const char* fn = "broadcast";
-  if (!valid_dtype(dtype)) fail(fn, "dtype must be f32, bf16, f16 or i32, given the value ", static_cast<int>(dtype));
+  check_dtype(fn, dtype);
   if (root < 0 || root >= size()) fail(fn, "root must be in [0, ", size(), "), given ", root);
   check_pointer(fn, "buffer", buffer, bytes_of(fn, "count", count, 1, dtype), "count", count);
-  if (stream != nullptr && !takes_stream())
-    fail(fn, "stream must be nullptr for the ", name(), " communicator (host memory), given a stream");
+  check_stream(fn, stream, takes_stream(), name());
   broadcast_impl(buffer, count, dtype, root, stream);
 }
 
