@@ -1,12 +1,13 @@
 # The optional engines of the communicator (src/dist/, docs/DISTRIBUTED.md).
 # AMPKIT_MPI: AUTO (default: on when find_package(MPI) finds Open MPI), ON (an error
-# without it), OFF. AMPKIT_NCCL: OFF (default) or ON (needs CUDA, MPI for its bootstrap, and
-# nccl.h / libnccl, looked up under NCCL_ROOT too, e.g. PyTorch's nvidia/nccl wheel directory).
+# without it), OFF. AMPKIT_NCCL: OFF (default) or ON (needs the CUDA backend and nccl.h /
+# libnccl, looked up under NCCL_ROOT too, e.g. PyTorch's nvidia/nccl wheel directory; several
+# processes need MPI as well, to bootstrap it).
 # MPI is used through its C API from C++ (the MPI C++ bindings are skipped).
 # Sets AMPKIT_HAVE_MPI, AMPKIT_HAVE_NCCL and AMPKIT_DIST_SOURCES (the engine files to build).
 set(AMPKIT_MPI AUTO CACHE STRING "Build the MPI communicator: AUTO (when MPI is found), ON or OFF")
 set_property(CACHE AMPKIT_MPI PROPERTY STRINGS AUTO ON OFF)
-option(AMPKIT_NCCL "Build the NCCL communicator (needs CUDA, MPI and NCCL)" OFF)
+option(AMPKIT_NCCL "Build the NCCL communicator (needs CUDA and NCCL; MPI to bootstrap several processes)" OFF)
 set(AMPKIT_HAVE_MPI OFF)
 set(AMPKIT_HAVE_NCCL OFF)
 set(MPI_CXX_SKIP_MPICXX ON)
@@ -25,8 +26,8 @@ else()
   message(STATUS "MPI communicator: off (AMPKIT_MPI=${AMPKIT_MPI}; install libopenmpi-dev openmpi-bin)")
 endif()
 if(AMPKIT_NCCL)
-  if(NOT AMPKIT_HAVE_CUDA OR NOT AMPKIT_HAVE_MPI)
-    message(FATAL_ERROR "AMPKIT_NCCL=ON needs the CUDA backend (AMPKIT_CUDA) and MPI (AMPKIT_MPI) for its bootstrap")
+  if(NOT AMPKIT_HAVE_CUDA)
+    message(FATAL_ERROR "AMPKIT_NCCL=ON needs the CUDA backend (AMPKIT_CUDA)")
   endif()
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT} ENV NCCL_ROOT PATH_SUFFIXES include)
   find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${NCCL_ROOT} ENV NCCL_ROOT PATH_SUFFIXES lib lib64)
@@ -66,7 +67,7 @@ function(ampkit_link_dist_engines target)
   endif()
   if(AMPKIT_HAVE_NCCL)
     target_include_directories(ampkit_dist_nccl PRIVATE ${NCCL_INCLUDE_DIR})
-    target_link_libraries(ampkit_dist_nccl PRIVATE MPI::MPI_CXX CUDA::cudart)
+    target_link_libraries(ampkit_dist_nccl PRIVATE CUDA::cudart)
     target_link_libraries(${target} PRIVATE ${NCCL_LIBRARY})
   endif()
 endfunction()

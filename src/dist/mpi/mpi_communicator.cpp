@@ -66,7 +66,9 @@ class MpiCommunicator final : public Communicator {
   }
 
   ~MpiCommunicator() override {
-    if (std::uncaught_exceptions() > 0)
+    // With peers, finalizing now would leave them waiting in their next collective (or hang in
+    // MPI_Finalize with them): end the job. One rank alone finalizes as usual.
+    if (std::uncaught_exceptions() > 0 && size_ > 1)
       abort(1,
             "the MPI communicator was destroyed while an exception unwinds; ending the job so no rank waits "
             "for this one (dist::abort_job_on_error prints the exception's message)");
