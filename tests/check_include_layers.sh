@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when an #include crosses the layering of docs/DESIGN.md §1 the wrong way, so the include
 # graph only points down: core <- device/ops <- cpu kernels; numerics, layers <- ops; graph above
-# them; train (trainer, models, checkpoints, data) above graph; tools <- public headers only.
+# them; dist (the communicator) on core only, below train; train (trainer, models, checkpoints,
+# data) above graph and dist; tools <- public headers only.
 # Usage: check_include_layers.sh <repository root>
 set -u
 root=${1:?usage: check_include_layers.sh ROOT}
@@ -40,6 +41,7 @@ check include/ampkit/device/   "^${pub_low}|^ampkit/ops/(gemm|kernel_info)\.hpp$
 check include/ampkit/ops/      "^${pub_ops}"
 check include/ampkit/numerics/ "^ampkit/(core|device|ops|numerics)/"
 check include/ampkit/layers/   "^ampkit/(core|device|ops|numerics|layers)/"
+check include/ampkit/dist/     "^ampkit/(core|dist)/"
 check include/ampkit/graph/    "^ampkit/(core|device|ops|numerics|layers|graph)/"
 check include/ampkit/train/    "^${pub_all}"
 check src/core/                "^(${pub_core}|core/)"
@@ -49,6 +51,7 @@ check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
 check src/no_cuda/             "^(${pub_all}|core/|ops/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
 check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
+check src/dist/                "^(ampkit/(core|dist)/|core/|dist/)"
 check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/)"
 check src/train/               "^(${pub_all}|core/|train/)"
 check tools/                   "^(${pub_all}|tools/)"
