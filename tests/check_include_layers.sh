@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when an #include crosses the layering of docs/DESIGN.md §1 the wrong way, so the include
 # graph only points down: core <- device/ops <- cpu kernels; numerics, layers <- ops; graph above
-# them; train (trainer, models, checkpoints, data) above graph; tools <- public headers only.
+# them; train (trainer, models, checkpoints, data, schedule, sampling) above graph; tools <- public
+# headers only, and within tools, train/ and check/ never include bench/.
 # Usage: check_include_layers.sh <repository root>
 set -u
 root=${1:?usage: check_include_layers.sh ROOT}
@@ -52,6 +53,12 @@ check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core
 check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/)"
 check src/train/               "^(${pub_all}|core/|train/)"
 check tools/                   "^(${pub_all}|tools/)"
+# Inside the tool: common/ (JSON lines, memory, progress, the loss plot) stands on the library
+# alone; the train and check commands use cli/ and common/ but never bench/.
+tool_base="tools/ampkit/(cli/|common/|commands\.hpp$)"
+check tools/ampkit/common/     "^(${pub_all}|tools/ampkit/common/)"
+check tools/ampkit/train/      "^(${pub_all}|${tool_base}|tools/ampkit/train/)"
+check tools/ampkit/check/      "^(${pub_all}|${tool_base}|tools/ampkit/check/)"
 
 echo "checked the includes of $checked files"
 [ "$checked" -gt 0 ] || { echo "no files found under $root"; exit 1; }

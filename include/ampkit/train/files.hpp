@@ -1,4 +1,4 @@
-// Files of `ampkit train` (tools layer, train/): reading a whole input file with a size limit,
+// Files of the train layer: reading a whole input file with a size limit,
 // writing an output atomically (temporary name in the same folder, fsync, rename), and checking
 // up front that an output path can be written, so that a run never fails at its end on a typo.
 // Every failure throws ampkit::Error (exit code 1) naming the file and the reason.
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// The contents of `path`. `role` names it in messages ("data file", "checkpoint"). Throws
 /// ampkit::Error when it is missing, unreadable, not a regular file or over `max_bytes`.
@@ -28,4 +28,4 @@ void check_output_path(const std::string& path, std::string_view option);
 /// The folder part of `path` ("." when it has none).
 std::string parent_folder(const std::string& path);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,6 +1,6 @@
-// Reading inputs and writing outputs atomically for `ampkit train` (tools layer, train/).
+// Reading inputs and writing outputs atomically for `ampkit train` (train layer).
 // POSIX calls (open/fsync/rename) so that the flush to disk and the rename are explicit.
-#include "tools/ampkit/train/files.hpp"
+#include "ampkit/train/files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include "ampkit/core/error.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
@@ -130,4 +130,4 @@ void check_output_path(const std::string& path, std::string_view option) {
   ::unlink(probe.c_str());
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

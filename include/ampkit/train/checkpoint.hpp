@@ -1,20 +1,23 @@
-// The checkpoint of an `ampkit train` run (tools layer, train/): one safetensors file holding the
-// model's fp32 weights under their own names, the optimizer state and the loss curves under
-// names with a ':' ("h0.attn.qkv.w:adam_m", "run:train_loss"), and in "__metadata__" the format
-// tag, the run configuration (JSON), the step, the data-order RNG state, the loss-scale state,
-// the vocabulary and the data fingerprint. Saved atomically; loaded with every field checked.
+// Checkpoints of the train layer: one safetensors file (safetensors.hpp) holding a training
+// run's state — the model's fp32 weights under their own names, the optimizer state and the loss
+// curves under names with a ':' ("h0.attn.qkv.w:adam_m", "run:train_loss"), and in
+// "__metadata__" the format tag, the caller's own string entries (insertion-ordered; `ampkit
+// train` stores its run configuration there), the step counts, the data-order RNG state, the
+// loss-scale state, the vocabulary and the data fingerprint. Written atomically (files.hpp);
+// read back with every field checked. Called by `ampkit train`/`sample` and by C++ users
+// (examples/train_tiny_gpt.cpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-#include "tools/ampkit/train/config.hpp"
-#include "tools/ampkit/train/corpus.hpp"
-#include "tools/ampkit/train/safetensors.hpp"
+#include "ampkit/train/corpus.hpp"
+#include "ampkit/train/safetensors.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// The "format" metadata value of the checkpoints this version writes and reads.
 constexpr const char* kCheckpointFormat = "ampkit-train-1";
@@ -36,8 +39,14 @@ struct CurvePoint {
   bool operator==(const CurvePoint&) const = default;
 };
 
-struct TrainCheckpoint {
-  TrainConfig config;                // the stored fields (config_to_json)
+/// String metadata in insertion order (written in this order; keys unique).
+using CheckpointMetadata = std::vector<std::pair<std::string, std::string>>;
+
+struct Checkpoint {
+  /// The caller's entries, written after "format" and before the state's own keys (which they
+  /// may not reuse: format, step, optimizer_steps, data_rng, loss_scale, vocabulary,
+  /// data_fingerprint).
+  CheckpointMetadata metadata;
   std::int64_t step = 0;             // steps run, skipped ones included
   std::int64_t optimizer_steps = 0;  // steps that updated the parameters (AdamW's bias correction)
   std::uint64_t data_rng = 0;        // BatchSampler::state()
@@ -46,6 +55,9 @@ struct TrainCheckpoint {
   std::uint64_t data_fingerprint = 0;  // Corpus::fingerprint
   std::vector<CurvePoint> train_curve, validation_curve;
   std::vector<SafeTensor> tensors;  // the model's: weights, then optimizer state
+
+  /// The metadata value of `key` among the caller's entries, or null.
+  const std::string* meta(std::string_view key) const;
 };
 
 /// The expected form of one model tensor, to check a loaded checkpoint against.
@@ -54,22 +66,24 @@ struct TensorSpec {
   std::vector<std::int64_t> shape;  // F32
 };
 
-SafeTensorsFile checkpoint_to_file(const TrainCheckpoint& checkpoint);
+/// Throws ampkit::Error "checkpoint_to_file: ..." when a caller's metadata key is one of the
+/// state's own.
+SafeTensorsFile checkpoint_to_file(const Checkpoint& checkpoint);
 /// Throws ampkit::Error "<what>: ..." when the format tag, a metadata field or a curve is
 /// missing or malformed.
-TrainCheckpoint checkpoint_from_file(const SafeTensorsFile& file, std::string_view what);
+Checkpoint checkpoint_from_file(const SafeTensorsFile& file, std::string_view what);
 
 /// Writes `checkpoint` to `path` atomically (files.hpp). Throws ampkit::Error.
-void save_checkpoint(const std::string& path, const TrainCheckpoint& checkpoint);
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 /// Reads and checks the checkpoint at `path`. Throws ampkit::Error "checkpoint '<path>': ...".
-TrainCheckpoint load_checkpoint(const std::string& path);
+Checkpoint load_checkpoint(const std::string& path);
 
 /// Checks that the checkpoint's model tensors are exactly `expected` (names, F32, shapes):
 /// throws ampkit::Error "<what>: ..." naming the first missing, unexpected or mismatched tensor.
-void check_checkpoint_tensors(const TrainCheckpoint& checkpoint, const std::vector<TensorSpec>& expected,
+void check_checkpoint_tensors(const Checkpoint& checkpoint, const std::vector<TensorSpec>& expected,
                               std::string_view what);
 
 /// "[384, 128]".
 std::string shape_string(const std::vector<std::int64_t>& shape);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train
