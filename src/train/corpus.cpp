@@ -191,7 +191,7 @@ Corpus build_corpus(const std::vector<CorpusFile>& files) {
 Corpus load_corpus(const std::vector<std::string>& paths) {
   std::vector<CorpusFile> files;
   files.reserve(paths.size());
-  for (const std::string& p : paths) files.push_back({p, read_file(p, "data file", kMaxDataFileBytes)});
+  for (const std::string& p : paths) files.push_back({p, read_data_file(p, "data file", kMaxDataFileBytes)});
   return build_corpus(files);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ampkit/core/error.hpp"
+#include "train/gzip.hpp"
 
 namespace ampkit::train {
 namespace {
@@ -50,6 +51,12 @@ std::string parent_folder(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+std::string read_data_file(const std::string& path, std::string_view role, std::uint64_t max_bytes) {
+  std::string bytes = read_file(path, role, max_bytes);
+  if (!is_gzip(bytes)) return bytes;
+  return gunzip(bytes, max_bytes, detail::concat(role, " ", quoted(path)));
 }
 
 std::string read_file(const std::string& path, std::string_view role, std::uint64_t max_bytes) {

@@ -71,7 +71,8 @@ constexpr std::uint64_t kMaxDataFileBytes = std::uint64_t{1} << 30;
 /// kValidationEvery characters).
 Corpus build_corpus(const std::vector<CorpusFile>& files);
 
-/// Reads and builds the corpus of `paths` (read_file's errors for missing or unreadable files).
+/// Reads and builds the corpus of `paths`, each plain or gzip-compressed (read_data_file's errors
+/// for missing, unreadable or corrupt files).
 Corpus load_corpus(const std::vector<std::string>& paths);
 
 /// The folder of the default corpus and its files (Debian 12's `fortunes` and `fortunes-min`
