@@ -134,7 +134,6 @@ Checkpoint checkpoint_from_file(const SafeTensorsFile& f, std::string_view what)
 
   std::vector<char32_t> chars;
   if (decode_utf8(meta("vocabulary"), chars)) fail("the metadata \"vocabulary\" is not valid UTF-8");
-  if (chars.empty()) fail("the metadata \"vocabulary\" is empty");
   try {
     c.vocabulary = Vocabulary(std::move(chars));
   } catch (const Error& e) {
@@ -194,6 +193,33 @@ void check_checkpoint_tensors(const Checkpoint& c, const std::vector<TensorSpec>
     for (const TensorSpec& e : expected) known = known || e.name == t.name;
     if (!known) fail("the tensor '", t.name, "' is not part of this model");
   }
+}
+
+void save_trainer_state(Trainer& trainer, Checkpoint& c) {
+  c.tensors.clear();
+  for (const NamedTensor& n : trainer.tensors()) {
+    if (n.dtype != DType::f32)
+      throw Error(detail::concat("save_trainer_state: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype),
+                                 ", not f32"),
+                  ErrorKind::internal);
+    c.tensors.push_back(SafeTensor::of_f32(n.name, n.shape, {n.data, static_cast<std::size_t>(n.numel())}));
+  }
+  c.optimizer_steps = trainer.step_count();
+  const LossScaleState s = trainer.loss_scale();
+  c.loss_scale = {s.scale, s.good_steps, s.skipped_steps};
+}
+
+std::vector<TensorSpec> trainer_tensor_specs(Trainer& trainer) {
+  std::vector<TensorSpec> specs;
+  for (const NamedTensor& n : trainer.tensors()) specs.push_back({n.name, n.shape});
+  return specs;
+}
+
+void restore_trainer_state(Trainer& trainer, const Checkpoint& c, std::string_view what) {
+  check_checkpoint_tensors(c, trainer_tensor_specs(trainer), what);
+  for (const SafeTensor& t : c.tensors) trainer.set_tensor(t.name, t.f32());
+  trainer.set_step_count(c.optimizer_steps);
+  trainer.set_loss_scale({static_cast<float>(c.loss_scale.scale), c.loss_scale.good_steps, c.loss_scale.skipped_steps});
 }
 
 }  // namespace ampkit::train

@@ -16,6 +16,7 @@
 
 #include "ampkit/train/corpus.hpp"
 #include "ampkit/train/safetensors.hpp"
+#include "ampkit/train/trainer.hpp"
 
 namespace ampkit::train {
 
@@ -51,7 +52,7 @@ struct Checkpoint {
   std::int64_t optimizer_steps = 0;  // steps that updated the parameters (AdamW's bias correction)
   std::uint64_t data_rng = 0;        // BatchSampler::state()
   LossScaleSnapshot loss_scale;
-  Vocabulary vocabulary;
+  Vocabulary vocabulary;               // empty when the tokens are not characters of a corpus
   std::uint64_t data_fingerprint = 0;  // Corpus::fingerprint
   std::vector<CurvePoint> train_curve, validation_curve;
   std::vector<SafeTensor> tensors;  // the model's: weights, then optimizer state
@@ -82,6 +83,19 @@ Checkpoint load_checkpoint(const std::string& path);
 /// throws ampkit::Error "<what>: ..." naming the first missing, unexpected or mismatched tensor.
 void check_checkpoint_tensors(const Checkpoint& checkpoint, const std::vector<TensorSpec>& expected,
                               std::string_view what);
+
+/// The trainer's part of a checkpoint: its tensors (weights, then optimizer state, as
+/// Trainer::tensors() lists them), its optimizer step count and its loss-scale state. The data
+/// fields (step, data_rng, vocabulary, data_fingerprint, curves) and the metadata are the
+/// caller's.
+void save_trainer_state(Trainer& trainer, Checkpoint& checkpoint);
+/// The forms of the trainer's tensors, for check_checkpoint_tensors.
+std::vector<TensorSpec> trainer_tensor_specs(Trainer& trainer);
+/// Sets the trainer's tensors, step count and loss-scale state from `checkpoint`, after
+/// check_checkpoint_tensors against the trainer's own (throws ampkit::Error "<what>: ..." naming
+/// the first tensor missing, extra or of another shape). Continuing from a restored trainer
+/// gives the same bits as never having stopped (tests/train/trainer_checkpoint_test.cpp).
+void restore_trainer_state(Trainer& trainer, const Checkpoint& checkpoint, std::string_view what);
 
 /// "[384, 128]".
 std::string shape_string(const std::vector<std::int64_t>& shape);

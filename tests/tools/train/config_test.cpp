@@ -301,6 +301,10 @@ TEST(TrainRunCheckpoint, TheRunConfigurationIsTheConfigEntry) {
     return std::string("no error");
   };
   EXPECT_EQ(error(plain), "checkpoint 'c': the metadata lacks \"config\"; not a checkpoint of ampkit train");
+  plain.metadata = {{"config", config_to_json(c.config)}};
+  plain.vocabulary = Vocabulary();
+  EXPECT_EQ(error(plain), "checkpoint 'c': the metadata \"vocabulary\" is empty");
+  plain.vocabulary = c.vocabulary;
   plain.metadata = {{"config", "{}"}};
   EXPECT_EQ(error(plain), "checkpoint 'c': the run configuration lacks \"model\"");
   plain.metadata = {{"config", config_to_json(c.config)}};

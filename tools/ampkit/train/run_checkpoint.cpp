@@ -16,6 +16,7 @@ void save_run_checkpoint(const std::string& path, const TrainCheckpoint& checkpo
 TrainCheckpoint run_checkpoint_from(ampkit::train::Checkpoint checkpoint, std::string_view what) {
   const std::string* config = checkpoint.meta(kConfigMetadataKey);
   if (!config) throw Error(detail::concat(what, ": the metadata lacks \"config\"; not a checkpoint of ampkit train"));
+  if (checkpoint.vocabulary.size() == 0) throw Error(detail::concat(what, ": the metadata \"vocabulary\" is empty"));
   TrainCheckpoint c;
   c.config = config_from_json(*config, what);
   static_cast<ampkit::train::Checkpoint&>(c) = std::move(checkpoint);
