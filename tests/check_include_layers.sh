@@ -2,7 +2,8 @@
 # Fails when an #include crosses the layering of docs/DESIGN.md §1 the wrong way, so the include
 # graph only points down: core <- device/ops <- cpu kernels; numerics, layers <- ops; graph above
 # them; dist (the communicator) on core only, below train; train (trainer, models, checkpoints,
-# data) above graph and dist; tools <- public headers only.
+# data, schedule, sampling) above graph and dist; tools <- public headers only, and within tools,
+# train/ and check/ never include bench/.
 # Usage: check_include_layers.sh <repository root>
 set -u
 root=${1:?usage: check_include_layers.sh ROOT}
@@ -52,9 +53,16 @@ check src/no_cuda/             "^(${pub_all}|core/|ops/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
 check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
 check src/dist/                "^(ampkit/(core|dist)/|core/|dist/)"
-check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/)"
-check src/train/               "^(${pub_all}|core/|train/)"
+# graph and train reach device memory through the backend object, and only through its header.
+check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/|ops/backend\.hpp$)"
+check src/train/               "^(${pub_all}|core/|train/|ops/backend\.hpp$)"
 check tools/                   "^(${pub_all}|tools/)"
+# Inside the tool: common/ (JSON lines, memory, progress, the loss plot) stands on the library
+# alone; the train and check commands use cli/ and common/ but never bench/.
+tool_base="tools/ampkit/(cli/|common/|commands\.hpp$)"
+check tools/ampkit/common/     "^(${pub_all}|tools/ampkit/common/)"
+check tools/ampkit/train/      "^(${pub_all}|${tool_base}|tools/ampkit/train/)"
+check tools/ampkit/check/      "^(${pub_all}|${tool_base}|tools/ampkit/check/)"
 
 echo "checked the includes of $checked files"
 [ "$checked" -gt 0 ] || { echo "no files found under $root"; exit 1; }

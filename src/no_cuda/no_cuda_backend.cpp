@@ -4,11 +4,9 @@
 #include <string>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/device/cuda.hpp"
 #include "ops/activation/activation_kernels.hpp"
 #include "ops/attention/attention_problem.hpp"
 #include "ops/convert/convert_kernels.hpp"
-#include "ops/device_memory.hpp"
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
@@ -55,29 +53,6 @@ constexpr ops::NormForwardEntry kRmsFwd[] = {{"rms_norm_fwd_cuda", kCuda, nullpt
 constexpr ops::NormBackwardEntry kRmsBwd[] = {{"rms_norm_bwd_cuda", kCuda, nullptr, never_bwd}};
 
 }  // namespace
-
-bool cuda_built() noexcept { return false; }
-int cuda_device_count() noexcept { return 0; }
-std::string cuda_unavailable_reason() { return kNoBackend; }
-std::string cuda_device_description(int) { no_backend("cuda_device_description"); }
-void* cuda_malloc(std::size_t, int) { no_backend("cuda_malloc"); }
-void cuda_free(void*) noexcept {}
-void cuda_copy_to_device(void*, const void*, std::size_t, int) { no_backend("cuda_copy_to_device"); }
-void cuda_copy_to_host(void*, const void*, std::size_t, int) { no_backend("cuda_copy_to_host"); }
-void cuda_copy_on_device(void*, const void*, std::size_t, int) { no_backend("cuda_copy_on_device"); }
-void cuda_copy_on_device_async(void*, const void*, std::size_t, int) { no_backend("cuda_copy_on_device_async"); }
-void cuda_fill_bytes(void*, int, std::size_t, int) { no_backend("cuda_fill_bytes"); }
-void set_cuda_stream(void*, int) { no_backend("set_cuda_stream"); }
-void* cuda_stream(int) { no_backend("cuda_stream"); }
-void cuda_synchronize(int) { no_backend("cuda_synchronize"); }
-std::size_t cuda_workspace_bytes(int) noexcept { return 0; }
-void release_cuda_workspace(int) {}
-
-namespace ops {
-const char* cuda_unavailable() { return kNoBackend; }
-int cuda_usable_devices() { return 0; }
-const char* cuda_pointer_problem(const void*, int) { return kNoBackend; }
-}  // namespace ops
 
 namespace cuda {
 std::span<const ops::GemmKernel> gemm_cuda_kernels() { return kGemm; }

@@ -8,7 +8,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
-#include "ops/device_memory.hpp"
+#include "ops/backend.hpp"
 
 namespace ampkit::ops {
 namespace {
@@ -77,10 +77,10 @@ std::string device_text(Device d, int index) {
 void check_device(const char* fn, const char* name, const TensorView& v, Device device, int device_index,
                   const char* owner) {
   if (v.device == Device::cuda) {
-    if (const char* why = cuda_unavailable())
+    if (const char* why = backend(Device::cuda).unavailable())
       fail_with(ErrorKind::unsupported, fn, name, " is in cuda:", v.device_index, " memory, but ", why);
-    if (v.device_index < 0 || v.device_index >= cuda_usable_devices())
-      fail(fn, name, " is on cuda:", v.device_index, ", but this machine has ", cuda_usable_devices(),
+    if (v.device_index < 0 || v.device_index >= backend(Device::cuda).usable_devices())
+      fail(fn, name, " is on cuda:", v.device_index, ", but this machine has ", backend(Device::cuda).usable_devices(),
            " CUDA device(s)");
   } else if (v.device != Device::cpu) {
     fail(fn, name, " device must be cpu or cuda, but got the value ", static_cast<int>(v.device));
@@ -94,7 +94,7 @@ void check_device(const char* fn, const char* name, const TensorView& v, Device 
 void check_device_pointer(const char* fn, const char* name, const void* data, std::int64_t bytes, Device device,
                           int device_index) {
   if (device == Device::cuda && data != nullptr && bytes > 0)
-    if (const char* why = cuda_pointer_problem(data, device_index))
+    if (const char* why = backend(device).pointer_problem(data, device_index))
       fail(fn, name, " must point to device memory of cuda:", device_index, " (its view says so), but it points to ",
            why);
 }

@@ -1,6 +1,7 @@
 // The trainer (train layer): builds a model's training graph (models, autodiff, passes,
 // executor), owns the fp32 master parameters, optimizer state, gradient accumulators and the
-// input buffers, and runs steps: forward + backward per micro-batch, finiteness check and
+// input buffers (each concern a small struct of State; a GPU's copies staged through the
+// device's ops::Backend), and runs steps: forward + backward per micro-batch, finiteness check and
 // dynamic loss scaling (fp16), global-norm clipping, AdamW / SGD. Called by `ampkit train` and
 // users through trainer.hpp.
 #include "ampkit/train/trainer.hpp"
@@ -21,6 +22,7 @@
 #include "ampkit/ops/elementwise.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "ampkit/train/models.hpp"
+#include "ops/backend.hpp"
 #include "train/loss_scaler.hpp"
 
 namespace ampkit::train {
@@ -42,12 +44,13 @@ std::int64_t NamedTensor::numel() const {
 
 namespace {
 
+// One parameter: its graph values and its fp32 master copy.
 struct Param {
   std::string name;
   ValueId value = kNoValue, grad = kNoValue;
   std::vector<std::int64_t> shape;
   bool decay = true;
-  std::vector<float> data, m, v, acc;  // master, AdamW m / SGD momentum, AdamW v, accumulator
+  std::vector<float> data;  // the fp32 master
 
   TensorView view(std::vector<float>& buf) const {
     return TensorView(buf.data(), DType::f32, shape.data(), static_cast<int>(shape.size()));
@@ -92,36 +95,30 @@ double standard_normal(std::mt19937_64& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
 }
 
-// Device memory from cuda_malloc, freed with cuda_free.
-struct CudaFree {
-  void operator()(void* p) const noexcept { cuda_free(p); }
+// Device memory from a backend, given back to it.
+struct BackendFree {
+  const ops::Backend* backend = nullptr;
+  void operator()(void* p) const noexcept { backend->deallocate(p); }
 };
-using DeviceBuffer = std::unique_ptr<void, CudaFree>;
+using DeviceBuffer = std::unique_ptr<void, BackendFree>;
 
-}  // namespace
-
-struct Trainer::State {
-  TrainerConfig config;
+// The model's shape as the trainer sees it: which model, its vocabulary and sequence length, and
+// the rows of one micro-batch.
+struct ModelShape {
   std::optional<GptConfig> gpt;
   std::optional<MlpConfig> mlp;
   std::int64_t vocab = 0, seq = 0, batch = 0;
-  ValueId tokens_value = kNoValue, targets_value = kNoValue, logits_value = kNoValue, loss_value = kNoValue;
+};
+
+// The compiled step: the training graph's executor and the values the trainer feeds and reads.
+struct CompiledStep {
   std::unique_ptr<Executor> exec;
-  std::vector<Param> params;
-  std::vector<std::int32_t> tokens, targets, positions;
-  float seed = 1.0f;
-  LossScaler scaler;
-  bool scaling = false;
-  std::int64_t steps = 0;
-  std::vector<TensorView> grads, accs;
-  std::string dump;
-  // On a GPU (config.device == cuda): the device copies of the external values, and the host
-  // copies of the gradients the optimizer reads (grads then views these).
-  bool on_gpu = false;
-  DeviceBuffer tokens_dev, targets_dev, positions_dev, seed_dev;
-  std::vector<DeviceBuffer> params_dev;
-  std::vector<std::vector<unsigned char>> grads_host;
+  ValueId tokens = kNoValue, targets = kNoValue, positions = kNoValue, logits = kNoValue, loss = kNoValue;
+  ValueId loss_seed = kNoValue;
+  std::string dump;                         // graph::dump of the compiled graph
   std::vector<NodeFp16Totals> fp16_totals;  // the fp16 GEMM nodes, summed over step()'s runs
+
+  int yield() const { return exec->graph().yield_index(); }
 
   // Adds the last run's fp16 GEMM counters of each node to fp16_totals.
   void add_fp16_records() {
@@ -142,51 +139,159 @@ struct Trainer::State {
       it->subnormal_outputs += r.fp16_subnormal_outputs;
     }
   }
+};
 
-  explicit State(const TrainerConfig& c) : config(c), scaler(c.loss_scale) {}
+// The host buffers of one micro-batch (tokens, targets, positions) and the loss seed.
+struct BatchBuffers {
+  std::vector<std::int32_t> tokens, targets, positions;
+  float seed = 1.0f;
+
+  // ids must hold `rows` full sequences of ids in [0, vocab).
+  static void check_ids(const char* fn, const char* what, std::span<const std::int32_t> ids, std::int64_t rows,
+                        const ModelShape& shape) {
+    const auto want = static_cast<std::size_t>(rows * shape.seq);
+    if (ids.size() != want)
+      fail(fn, what, " must hold ", rows, " x ", shape.seq, " = ", want, " ids, but got ", ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= shape.vocab)
+        fail(fn, what, "[", i, "] = ", ids[i], " is out of range [0, ", shape.vocab, ")");
+  }
+
+  // Copies micro-batch `micro` of `t` and `y` into the buffers.
+  void load(std::span<const std::int32_t> t, std::span<const std::int32_t> y, std::int64_t micro) {
+    const std::size_t n = tokens.size();
+    std::memcpy(tokens.data(), t.data() + static_cast<std::size_t>(micro) * n, n * sizeof(std::int32_t));
+    std::memcpy(targets.data(), y.data() + static_cast<std::size_t>(micro) * n, n * sizeof(std::int32_t));
+  }
+};
+
+// The optimizer's state per parameter (AdamW m and v, or SGD's momentum; empty when unused), the
+// count of updating steps (AdamW's bias correction), and the gradient accumulators of
+// micro-batching.
+struct OptimizerState {
+  std::vector<std::vector<float>> m, v, acc;
+  std::vector<TensorView> accs;  // views of acc
+  std::int64_t steps = 0;
+};
+
+// fp16 dynamic loss scaling (the scaler runs only when the compute is f16).
+struct LossScaling {
+  LossScaler scaler;
+  bool enabled = false;
+};
+
+// Where the executor's external values live on a GPU (config.device == cuda), staged through the
+// device's backend object: the device copies of the ids, the loss seed and the parameters, and
+// the host copies of the gradients the optimizer reads. Off a GPU it holds nothing and the
+// executor reads the host buffers directly.
+struct DeviceStaging {
+  const ops::Backend* backend = nullptr;  // null: the host buffers are bound directly
+  int device_index = 0;
+  DeviceBuffer tokens, targets, positions, seed;
+  std::vector<DeviceBuffer> params;
+  std::vector<std::vector<unsigned char>> grads_host;
+
+  bool on_device() const { return backend != nullptr; }
+  DeviceBuffer allocate(std::size_t bytes) const {
+    return DeviceBuffer(backend->allocate(bytes, device_index), BackendFree{backend});
+  }
+
+  // Before a run: the ids, the loss seed and the fp32 masters to the device.
+  void upload(const BatchBuffers& b, const std::vector<Param>& ps) const {
+    const std::size_t id_bytes = b.tokens.size() * sizeof(std::int32_t);
+    backend->copy_to_device(tokens.get(), b.tokens.data(), id_bytes, device_index);
+    backend->copy_to_device(targets.get(), b.targets.data(), id_bytes, device_index);
+    backend->copy_to_device(seed.get(), &b.seed, sizeof(float), device_index);
+    for (std::size_t i = 0; i < ps.size(); ++i)
+      backend->copy_to_device(params[i].get(), ps[i].data.data(), ps[i].data.size() * sizeof(float), device_index);
+  }
+
+  // After a run that computed them: the gradients back to the host.
+  void download_grads(const Executor& exec, const std::vector<Param>& ps) {
+    for (std::size_t i = 0; i < ps.size(); ++i)
+      backend->copy_to_host(grads_host[i].data(), exec.view(ps[i].grad).data, grads_host[i].size(), device_index);
+  }
+
+  void to_host(void* dst, const void* src, std::size_t bytes) const {
+    backend->copy_to_host(dst, src, bytes, device_index);
+  }
+};
+
+}  // namespace
+
+struct Trainer::State {
+  TrainerConfig config;
+  ModelShape shape;
+  CompiledStep compiled;
+  std::vector<Param> params;
+  std::vector<TensorView> grads;  // the gradients the optimizer reads (on a GPU: staging's host copies)
+  OptimizerState optimizer;
+  LossScaling scaling;
+  BatchBuffers batch;
+  DeviceStaging staging;
+
+  State(const TrainerConfig& c, ModelShape s) : config(c), shape(std::move(s)), scaling{LossScaler(c.loss_scale)} {}
 
   void build(ModelGraph m) {
     const GradientMap gm = build_backward(m.graph, m.loss);
     run_passes(m.graph, {.fuse = config.fuse});
-    dump = graph::dump(m.graph);
-    on_gpu = config.device == Device::cuda;
-    exec = std::make_unique<Executor>(std::move(m.graph), ExecutorOptions{config.device, config.device_index});
-    tokens_value = m.tokens;
-    targets_value = m.targets;
-    logits_value = m.logits;
-    loss_value = m.loss;
-    const std::size_t rows = static_cast<std::size_t>(batch * seq);
-    tokens.assign(rows, 0);
-    targets.assign(rows, 0);
-    if (m.positions != kNoValue) {
-      positions.resize(rows);
-      for (std::size_t i = 0; i < rows; ++i)
-        positions[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) % seq);
+    compiled.dump = graph::dump(m.graph);
+    if (config.device == Device::cuda) {
+      staging.backend = &ops::backend(config.device);
+      staging.device_index = config.device_index;
     }
-    if (on_gpu) {
+    compiled.exec = std::make_unique<Executor>(std::move(m.graph), ExecutorOptions{config.device, config.device_index});
+    compiled.tokens = m.tokens;
+    compiled.targets = m.targets;
+    compiled.positions = m.positions;
+    compiled.logits = m.logits;
+    compiled.loss = m.loss;
+    compiled.loss_seed = gm.loss_seed;
+    bind_batch();
+    scaling.enabled = config.compute == DType::f16;
+    init_parameters(m.parameters, gm);
+    bind_parameters();
+  }
+
+  // Sizes the batch buffers and binds them (or, on a GPU, their device copies) to the executor.
+  void bind_batch() {
+    Executor& exec = *compiled.exec;
+    const std::size_t rows = static_cast<std::size_t>(shape.batch * shape.seq);
+    batch.tokens.assign(rows, 0);
+    batch.targets.assign(rows, 0);
+    const bool positions = compiled.positions != kNoValue;
+    if (positions) {
+      batch.positions.resize(rows);
+      for (std::size_t i = 0; i < rows; ++i)
+        batch.positions[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(i) % shape.seq);
+    }
+    if (staging.on_device()) {
       const std::size_t bytes = rows * sizeof(std::int32_t);
-      tokens_dev.reset(device_alloc(bytes));
-      targets_dev.reset(device_alloc(bytes));
-      seed_dev.reset(device_alloc(sizeof(float)));
-      exec->bind(m.tokens, tokens_dev.get());
-      exec->bind(m.targets, targets_dev.get());
-      exec->bind(gm.loss_seed, seed_dev.get());
-      if (m.positions != kNoValue) {
-        positions_dev.reset(device_alloc(bytes));
-        cuda_copy_to_device(positions_dev.get(), positions.data(), bytes, config.device_index);
-        exec->bind(m.positions, positions_dev.get());
+      staging.tokens = staging.allocate(bytes);
+      staging.targets = staging.allocate(bytes);
+      staging.seed = staging.allocate(sizeof(float));
+      exec.bind(compiled.tokens, staging.tokens.get());
+      exec.bind(compiled.targets, staging.targets.get());
+      exec.bind(compiled.loss_seed, staging.seed.get());
+      if (positions) {
+        staging.positions = staging.allocate(bytes);
+        staging.backend->copy_to_device(staging.positions.get(), batch.positions.data(), bytes, staging.device_index);
+        exec.bind(compiled.positions, staging.positions.get());
       }
     } else {
-      exec->bind(m.tokens, tokens.data());
-      exec->bind(m.targets, targets.data());
-      if (m.positions != kNoValue) exec->bind(m.positions, positions.data());
-      exec->bind(gm.loss_seed, &seed);
+      exec.bind(compiled.tokens, batch.tokens.data());
+      exec.bind(compiled.targets, batch.targets.data());
+      if (positions) exec.bind(compiled.positions, batch.positions.data());
+      exec.bind(compiled.loss_seed, &batch.seed);
     }
-    scaling = config.compute == DType::f16;
+  }
 
+  // The fp32 masters, initialized from config.seed (N(0, std) weights, ones, zeros), and the
+  // optimizer state and accumulators beside them.
+  void init_parameters(const std::vector<ParameterInit>& inits, const GradientMap& gm) {
     std::mt19937_64 rng(config.seed);
-    for (const ParameterInit& init : m.parameters) {
-      const Value& v = exec->graph().value(init.value);
+    for (const ParameterInit& init : inits) {
+      const Value& v = compiled.exec->graph().value(init.value);
       Param p;
       p.name = v.name;
       p.value = init.value;
@@ -201,74 +306,60 @@ struct Trainer::State {
         x = init.kind == InitKind::ones    ? 1.0f
             : init.kind == InitKind::zeros ? 0.0f
                                            : static_cast<float>(init.std * standard_normal(rng));
-      if (config.optimizer.kind == OptimizerKind::adamw) {
-        p.m.assign(n, 0.0f);
-        p.v.assign(n, 0.0f);
-      } else if (config.optimizer.momentum != 0.0f) {
-        p.m.assign(n, 0.0f);
-      }
-      if (config.micro_batches > 1) p.acc.assign(n, 0.0f);
+      const bool adamw = config.optimizer.kind == OptimizerKind::adamw;
+      optimizer.m.emplace_back(adamw || config.optimizer.momentum != 0.0f ? n : 0, 0.0f);
+      optimizer.v.emplace_back(adamw ? n : 0, 0.0f);
+      optimizer.acc.emplace_back(config.micro_batches > 1 ? n : 0, 0.0f);
       params.push_back(std::move(p));
-    }
-    for (Param& p : params) {
-      if (on_gpu) {
-        params_dev.emplace_back(device_alloc(p.data.size() * sizeof(float)));
-        exec->bind(p.value, params_dev.back().get());
-        const TensorView g = exec->view(p.grad);
-        grads_host.emplace_back(static_cast<std::size_t>(g.numel()) * dtype_size(g.dtype));
-        grads.emplace_back(grads_host.back().data(), g.dtype, g.shape.data(), g.rank);
-      } else {
-        exec->bind(p.value, p.data.data());
-        grads.push_back(exec->view(p.grad));
-      }
-      if (!p.acc.empty()) accs.push_back(p.view(p.acc));
     }
   }
 
-  void* device_alloc(std::size_t bytes) const { return cuda_malloc(bytes, config.device_index); }
+  // Binds each parameter (or its device copy) and its gradient view.
+  void bind_parameters() {
+    Executor& exec = *compiled.exec;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      Param& p = params[i];
+      if (staging.on_device()) {
+        staging.params.push_back(staging.allocate(p.data.size() * sizeof(float)));
+        exec.bind(p.value, staging.params.back().get());
+        const TensorView g = exec.view(p.grad);
+        staging.grads_host.emplace_back(static_cast<std::size_t>(g.numel()) * dtype_size(g.dtype));
+        grads.emplace_back(staging.grads_host.back().data(), g.dtype, g.shape.data(), g.rank);
+      } else {
+        exec.bind(p.value, p.data.data());
+        grads.push_back(exec.view(p.grad));
+      }
+      if (!optimizer.acc[i].empty()) optimizer.accs.push_back(p.view(optimizer.acc[i]));
+    }
+  }
 
   // Runs nodes [begin, end): on a GPU, uploads the parameters (the fp32 masters), the ids and the
   // loss seed first, and downloads the gradients after a run that computed them.
   void run(int begin, int end) {
-    if (on_gpu) {
-      const int dev = config.device_index;
-      const std::size_t id_bytes = tokens.size() * sizeof(std::int32_t);
-      cuda_copy_to_device(tokens_dev.get(), tokens.data(), id_bytes, dev);
-      cuda_copy_to_device(targets_dev.get(), targets.data(), id_bytes, dev);
-      cuda_copy_to_device(seed_dev.get(), &seed, sizeof(float), dev);
-      for (std::size_t i = 0; i < params.size(); ++i)
-        cuda_copy_to_device(params_dev[i].get(), params[i].data.data(), params[i].data.size() * sizeof(float), dev);
-    }
-    exec->run(begin, end);
-    if (on_gpu && end > yield())
-      for (std::size_t i = 0; i < params.size(); ++i)
-        cuda_copy_to_host(grads_host[i].data(), exec->view(params[i].grad).data, grads_host[i].size(),
-                          config.device_index);
-  }
-
-  // ids must hold `rows` full sequences of ids in [0, vocab).
-  void check_ids(const char* fn, const char* what, std::span<const std::int32_t> ids, std::int64_t rows) const {
-    const auto want = static_cast<std::size_t>(rows * seq);
-    if (ids.size() != want) fail(fn, what, " must hold ", rows, " x ", seq, " = ", want, " ids, but got ", ids.size());
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] < 0 || ids[i] >= vocab) fail(fn, what, "[", i, "] = ", ids[i], " is out of range [0, ", vocab, ")");
-  }
-
-  void load(std::span<const std::int32_t> t, std::span<const std::int32_t> y, std::int64_t micro) {
-    const std::size_t n = tokens.size();
-    std::memcpy(tokens.data(), t.data() + static_cast<std::size_t>(micro) * n, n * sizeof(std::int32_t));
-    std::memcpy(targets.data(), y.data() + static_cast<std::size_t>(micro) * n, n * sizeof(std::int32_t));
+    if (staging.on_device()) staging.upload(batch, params);
+    compiled.exec->run(begin, end);
+    if (staging.on_device() && end > compiled.yield()) staging.download_grads(*compiled.exec, params);
   }
 
   double loss() const {
     float value = 0.0f;
-    if (on_gpu)
-      cuda_copy_to_host(&value, exec->view(loss_value).data, sizeof(float), config.device_index);
+    const void* src = compiled.exec->view(compiled.loss).data;
+    if (staging.on_device())
+      staging.to_host(&value, src, sizeof(float));
     else
-      value = *static_cast<const float*>(exec->view(loss_value).data);
+      value = *static_cast<const float*>(src);
     return value;
   }
-  int yield() const { return exec->graph().yield_index(); }
+
+  // The trainer of one model kind: the checks, the state, the graph `build_graph` makes.
+  template <typename BuildGraph>
+  static Trainer make(const TrainerConfig& config, ModelShape shape, BuildGraph&& build_graph) {
+    check_config(config);
+    shape.batch = config.batch;
+    auto s = std::make_unique<State>(config, std::move(shape));
+    s->build(build_graph());
+    return Trainer(std::move(s));
+  }
 };
 
 Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -277,57 +368,46 @@ Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 Trainer::~Trainer() = default;
 
 Trainer Trainer::gpt(const GptConfig& model, const TrainerConfig& config) {
-  check_config(config);
-  auto s = std::make_unique<State>(config);
-  s->gpt = model;
-  s->vocab = model.vocab;
-  s->seq = model.seq_len;
-  s->batch = config.batch;
-  s->build(build_gpt(model, config.batch, config.compute));
-  return Trainer(std::move(s));
+  return State::make(config, ModelShape{model, std::nullopt, model.vocab, model.seq_len, 0},
+                     [&] { return build_gpt(model, config.batch, config.compute); });
 }
 
 Trainer Trainer::mlp(const MlpConfig& model, const TrainerConfig& config) {
-  check_config(config);
-  auto s = std::make_unique<State>(config);
-  s->mlp = model;
-  s->vocab = model.vocab;
-  s->seq = model.seq_len;
-  s->batch = config.batch;
-  s->build(build_token_mlp(model, config.batch, config.compute));
-  return Trainer(std::move(s));
+  return State::make(config, ModelShape{std::nullopt, model, model.vocab, model.seq_len, 0},
+                     [&] { return build_token_mlp(model, config.batch, config.compute); });
 }
 
 StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
   State& s = *state_;
   const char* fn = "train::Trainer::step";
   const std::int64_t micro = s.config.micro_batches;
-  s.check_ids(fn, "tokens", tokens, micro * s.batch);
-  s.check_ids(fn, "targets", targets, micro * s.batch);
+  BatchBuffers::check_ids(fn, "tokens", tokens, micro * s.shape.batch, s.shape);
+  BatchBuffers::check_ids(fn, "targets", targets, micro * s.shape.batch, s.shape);
   StepResult r;
-  s.seed = s.scaling ? s.scaler.scale() : 1.0f;
-  r.loss_scale = s.seed;
+  s.batch.seed = s.scaling.enabled ? s.scaling.scaler.scale() : 1.0f;
+  r.loss_scale = s.batch.seed;
   double loss_sum = 0.0;
+  std::vector<TensorView>& accs = s.optimizer.accs;
   for (std::int64_t k = 0; k < micro; ++k) {
-    s.load(tokens, targets, k);
-    s.run(0, static_cast<int>(s.exec->graph().nodes.size()));
-    s.add_fp16_records();
+    s.batch.load(tokens, targets, k);
+    s.run(0, static_cast<int>(s.compiled.exec->graph().nodes.size()));
+    s.compiled.add_fp16_records();
     loss_sum += s.loss();
     if (micro > 1)
       for (std::size_t i = 0; i < s.params.size(); ++i) {
         if (k == 0)
-          convert(s.grads[i], s.accs[i]);
+          convert(s.grads[i], accs[i]);
         else
-          add_accumulate(s.grads[i], s.accs[i]);
+          add_accumulate(s.grads[i], accs[i]);
       }
   }
   r.loss = loss_sum / static_cast<double>(micro);
   const std::span<const TensorView> grads =
-      micro > 1 ? std::span<const TensorView>(s.accs) : std::span<const TensorView>(s.grads);
-  const double unscale = 1.0 / (static_cast<double>(s.seed) * static_cast<double>(micro));
+      micro > 1 ? std::span<const TensorView>(accs) : std::span<const TensorView>(s.grads);
+  const double unscale = 1.0 / (static_cast<double>(s.batch.seed) * static_cast<double>(micro));
   r.grad_norm = global_grad_norm(grads) * unscale;
   const bool finite = all_finite(grads);
-  if (s.scaling) s.scaler.update(finite);
+  if (s.scaling.enabled) s.scaling.scaler.update(finite);
   if (!finite) {
     r.skipped = true;
     return r;
@@ -335,7 +415,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   const double clip = s.config.clip_norm;
   const double coef = clip > 0.0 && r.grad_norm > clip ? clip / (r.grad_norm + 1e-6) : 1.0;
   const auto grad_scale = static_cast<float>(unscale * coef);
-  s.steps += 1;
+  s.optimizer.steps += 1;
   const OptimizerConfig& o = s.config.optimizer;
   for (std::size_t i = 0; i < s.params.size(); ++i) {
     Param& p = s.params[i];
@@ -344,21 +424,21 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
       AdamWArgs a;
       a.param = p.view(p.data);
       a.grad = grads[i];
-      a.m = p.view(p.m);
-      a.v = p.view(p.v);
+      a.m = p.view(s.optimizer.m[i]);
+      a.v = p.view(s.optimizer.v[i]);
       a.lr = o.lr;
       a.beta1 = o.beta1;
       a.beta2 = o.beta2;
       a.eps = o.eps;
       a.weight_decay = wd;
       a.grad_scale = grad_scale;
-      a.step = s.steps;
+      a.step = s.optimizer.steps;
       adamw_step(a);
     } else {
       SgdArgs a;
       a.param = p.view(p.data);
       a.grad = grads[i];
-      if (!p.m.empty()) a.momentum_buffer = p.view(p.m);
+      if (!s.optimizer.m[i].empty()) a.momentum_buffer = p.view(s.optimizer.m[i]);
       a.lr = o.lr;
       a.momentum = o.momentum;
       a.weight_decay = wd;
@@ -371,39 +451,41 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
 
 double Trainer::evaluate(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets) {
   State& s = *state_;
-  s.check_ids("train::Trainer::evaluate", "tokens", tokens, s.batch);
-  s.check_ids("train::Trainer::evaluate", "targets", targets, s.batch);
-  s.load(tokens, targets, 0);
-  s.run(0, s.yield());
+  BatchBuffers::check_ids("train::Trainer::evaluate", "tokens", tokens, s.shape.batch, s.shape);
+  BatchBuffers::check_ids("train::Trainer::evaluate", "targets", targets, s.shape.batch, s.shape);
+  s.batch.load(tokens, targets, 0);
+  s.run(0, s.compiled.yield());
   return s.loss();
 }
 
 void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out) {
   State& s = *state_;
   const char* fn = "train::Trainer::logits";
-  s.check_ids(fn, "tokens", tokens, s.batch);
-  const auto want = static_cast<std::size_t>(s.batch * s.seq * s.vocab);
+  BatchBuffers::check_ids(fn, "tokens", tokens, s.shape.batch, s.shape);
+  const auto want = static_cast<std::size_t>(s.shape.batch * s.shape.seq * s.shape.vocab);
   if (out.size() != want) fail(fn, "out must hold batch x seq_len x vocab = ", want, " floats, but got ", out.size());
-  std::memcpy(s.tokens.data(), tokens.data(), tokens.size() * sizeof(std::int32_t));
-  s.run(0, s.yield());
-  TensorView src = s.exec->view(s.logits_value);
+  std::memcpy(s.batch.tokens.data(), tokens.data(), tokens.size() * sizeof(std::int32_t));
+  s.run(0, s.compiled.yield());
+  TensorView src = s.compiled.exec->view(s.compiled.logits);
   std::vector<unsigned char> host;  // on a GPU: the logits in their dtype, copied back
-  if (s.on_gpu) {
+  if (s.staging.on_device()) {
     host.resize(static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype));
-    cuda_copy_to_host(host.data(), src.data, host.size(), s.config.device_index);
+    s.staging.to_host(host.data(), src.data, host.size());
     src = TensorView(host.data(), src.dtype, src.shape.data(), src.rank);
   }
   convert(src, TensorView(out.data(), DType::f32, src.shape.data(), src.rank));
 }
 
 std::vector<NamedTensor> Trainer::tensors() {
+  State& s = *state_;
   std::vector<NamedTensor> out;
-  for (Param& p : state_->params) out.push_back({p.name, DType::f32, p.shape, p.data.data()});
-  const bool adamw = state_->config.optimizer.kind == OptimizerKind::adamw;
-  for (Param& p : state_->params) {
-    if (p.m.empty()) continue;
-    out.push_back({p.name + (adamw ? ":adam_m" : ":momentum"), DType::f32, p.shape, p.m.data()});
-    if (adamw) out.push_back({p.name + ":adam_v", DType::f32, p.shape, p.v.data()});
+  for (Param& p : s.params) out.push_back({p.name, DType::f32, p.shape, p.data.data()});
+  const bool adamw = s.config.optimizer.kind == OptimizerKind::adamw;
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    const Param& p = s.params[i];
+    if (s.optimizer.m[i].empty()) continue;
+    out.push_back({p.name + (adamw ? ":adam_m" : ":momentum"), DType::f32, p.shape, s.optimizer.m[i].data()});
+    if (adamw) out.push_back({p.name + ":adam_v", DType::f32, p.shape, s.optimizer.v[i].data()});
   }
   return out;
 }
@@ -425,7 +507,7 @@ void Trainer::set_tensor(const std::string& name, std::span<const float> values)
   fail("train::Trainer::set_tensor", "no tensor is named '", name, "'");
 }
 
-std::int64_t Trainer::step_count() const { return state_->steps; }
+std::int64_t Trainer::step_count() const { return state_->optimizer.steps; }
 void Trainer::set_learning_rate(float lr) {
   if (!std::isfinite(lr) || lr < 0.0f)
     fail("train::Trainer::set_learning_rate", "lr must be finite and >= 0, but got ", lr);
@@ -434,27 +516,27 @@ void Trainer::set_learning_rate(float lr) {
 
 void Trainer::set_step_count(std::int64_t steps) {
   if (steps < 0) fail("train::Trainer::set_step_count", "steps must be >= 0, but got ", steps);
-  state_->steps = steps;
+  state_->optimizer.steps = steps;
 }
 
-LossScaleState Trainer::loss_scale() const { return state_->scaler.state(); }
-void Trainer::set_loss_scale(const LossScaleState& state) { state_->scaler.set_state(state); }
+LossScaleState Trainer::loss_scale() const { return state_->scaling.scaler.state(); }
+void Trainer::set_loss_scale(const LossScaleState& state) { state_->scaling.scaler.set_state(state); }
 
-const GptConfig* Trainer::gpt_config() const { return state_->gpt ? &*state_->gpt : nullptr; }
-const MlpConfig* Trainer::mlp_config() const { return state_->mlp ? &*state_->mlp : nullptr; }
+const GptConfig* Trainer::gpt_config() const { return state_->shape.gpt ? &*state_->shape.gpt : nullptr; }
+const MlpConfig* Trainer::mlp_config() const { return state_->shape.mlp ? &*state_->shape.mlp : nullptr; }
 const TrainerConfig& Trainer::config() const { return state_->config; }
 
 std::vector<NodeTiming> Trainer::node_timings() const {
   std::vector<NodeTiming> out;
-  const Graph& g = state_->exec->graph();
+  const Graph& g = state_->compiled.exec->graph();
   for (std::size_t i = 0; i < g.nodes.size(); ++i)
     out.push_back({std::string(op_name(g.nodes[i].op)), g.nodes[i].name, g.nodes[i].attrs.backward,
-                   state_->exec->records()[i].seconds});
+                   state_->compiled.exec->records()[i].seconds});
   return out;
 }
 
-std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->fp16_totals; }
+std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->compiled.fp16_totals; }
 
-std::string Trainer::graph_dump() const { return state_->dump; }
+std::string Trainer::graph_dump() const { return state_->compiled.dump; }
 
 }  // namespace ampkit::train

@@ -3,6 +3,7 @@
 // shape limits, the copy and read ceilings' footprints and refusals.
 #include "tools/ampkit/bench/copy_ceiling.hpp"
 #include "tools/ampkit/bench/norm_case.hpp"
+#include "tools/ampkit/bench/peers/child_process.hpp"
 #include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/common/memory.hpp"
@@ -48,6 +49,19 @@ TEST(BenchUtil, JsonLineKeepsKeyOrder) {
   EXPECT_EQ(line.str(),
             "{\"op\":\"layer_norm\",\"ms\":0.5,\"threads\":2,\"ok\":true,\"peer_ms\":null,"
             "\"shape\":[64,128]}");
+}
+
+TEST(BenchUtil, PeerOutputFieldsAreReadAsJson) {
+  const std::string out =
+      "torch 2.1 loaded\n"
+      "{\"peer\":\"pytorch\",\"version\":\"2.1 \\\"cpu\\\"\",\"step_ms\": 12.5,\"n\":\"7\"}\n"
+      "{\"step_ms\":99}";
+  EXPECT_EQ(json_number_field(out, "step_ms"), 12.5);           // the first line holding it
+  EXPECT_EQ(json_string_field(out, "version"), "2.1 \"cpu\"");  // unescaped
+  EXPECT_TRUE(std::isnan(json_number_field(out, "n")));         // a string, not a number
+  EXPECT_EQ(json_string_field(out, "step_ms"), "");             // a number, not a string
+  EXPECT_TRUE(std::isnan(json_number_field(out, "missing")));
+  EXPECT_EQ(json_string_field("not json \"version\":\"x\"", "version"), "");
 }
 
 TEST(BenchUtil, SummarizeSamplesGivesMedianAndMin) {

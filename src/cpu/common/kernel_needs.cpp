@@ -1,13 +1,13 @@
 // Whether a CPU kernel-list entry can run on this machine under the ISA cap, and why not
-// (device layer: the CPU half of ops::kernel_unavailable_reason; CUDA entries ask the CUDA layer).
+// (device layer: the CPU half of ops::kernel_unavailable_reason; CUDA entries ask the CUDA backend).
 #include "ampkit/device/cpu.hpp"
-#include "ops/device_memory.hpp"
+#include "ops/backend.hpp"
 #include "ops/kernel_registry.hpp"
 
 namespace ampkit::ops {
 
 const char* kernel_unavailable_reason(const KernelNeeds& needs) {
-  if (needs.device == Device::cuda) return cuda_unavailable();  // the CUDA layer says why not
+  if (needs.device == Device::cuda) return backend(Device::cuda).unavailable();  // the CUDA backend says why not
   if (needs.device != Device::cpu) return "no backend for this device in this build";
   const CpuFeatures& f = cpu_features();
   const bool machine_has = needs.isa == Isa::ref || (needs.isa == Isa::avx2 && f.avx2) ||

@@ -5,7 +5,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/gemm.hpp"
-#include "ops/device_memory.hpp"
+#include "ops/backend.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit {
@@ -14,7 +14,7 @@ namespace {
 // A rejected call: unsupported when the call is for a GPU this process cannot use (the message
 // says why), invalid_argument otherwise.
 [[noreturn]] void reject(const GemmArgs& args, const std::string& message) {
-  const bool no_gpu = args.device == Device::cuda && ops::cuda_unavailable() != nullptr;
+  const bool no_gpu = ops::backend(args.device).unavailable() != nullptr;
   throw Error(message, no_gpu ? ErrorKind::unsupported : ErrorKind::invalid_argument);
 }
 

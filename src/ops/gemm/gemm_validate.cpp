@@ -10,7 +10,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/tensor.hpp"
-#include "ops/device_memory.hpp"
+#include "ops/backend.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::ops {
@@ -68,10 +68,10 @@ std::string check_enums(const GemmArgs& a) {
   if (a.device != Device::cpu && a.device != Device::cuda)
     return concat(kFn, ": device must be cpu or cuda, but got ", static_cast<int>(a.device));
   if (a.device == Device::cuda) {
-    if (const char* why = ops::cuda_unavailable())
+    if (const char* why = ops::backend(Device::cuda).unavailable())
       return concat(kFn, ": device is cuda:", a.device_index, ", but ", why);
-    if (a.device_index < 0 || a.device_index >= ops::cuda_usable_devices())
-      return concat(kFn, ": device_index must name one of this machine's ", ops::cuda_usable_devices(),
+    if (a.device_index < 0 || a.device_index >= ops::backend(Device::cuda).usable_devices())
+      return concat(kFn, ": device_index must name one of this machine's ", ops::backend(Device::cuda).usable_devices(),
                     " CUDA device(s), but got ", a.device_index);
   }
   return {};
@@ -241,7 +241,7 @@ std::string check_device_memory(const GemmArgs& a, const GemmProblem& p, const F
               {"epilogue.bias_grad", e.bias_grad, f.bias_grad}};
   for (const auto& u : used)
     if (u.ptr != nullptr && u.bytes > 0)
-      if (const char* why = ops::cuda_pointer_problem(u.ptr, a.device_index))
+      if (const char* why = ops::backend(a.device).pointer_problem(u.ptr, a.device_index))
         return concat(kFn, ": ", u.name, " must be device memory of cuda:", a.device_index,
                       " (args.device), but it is ", why);
   return {};

@@ -1,6 +1,6 @@
-// Tests of the options of `ampkit train` (tools/ampkit/train/config, schedule): defaults, every
-// option, each bad value and combination with its message, the stored JSON form, the resume
-// merge, and the warm-up + cosine schedule.
+// Tests of the options of `ampkit train` (tools/ampkit/train/config, run_checkpoint): defaults,
+// every option, each bad value and combination with its message, the stored JSON form and its
+// place in the checkpoint, the resume merge.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "tools/ampkit/train/config.hpp"
-#include "tools/ampkit/train/schedule.hpp"
+#include "tools/ampkit/train/run_checkpoint.hpp"
 
 namespace ampkit::tools::train {
 namespace {
@@ -237,8 +237,10 @@ TEST(TrainConfigJson, MissingOrBadFieldsAreNamed) {
   bad_model.replace(bad_model.find("\"gpt\""), 5, "\"rnn\"");
   EXPECT_EQ(error(bad_model),
             "checkpoint 'c': the run configuration's \"model\" is 'rnn', which this version does not accept");
-  EXPECT_EQ(error("{"),
-            "checkpoint 'c': the run configuration is not valid JSON: expected a string key in an object at byte 1");
+  EXPECT_EQ(
+      error("{"),
+      "checkpoint 'c': the run configuration is not valid JSON: syntax error while parsing object key - unexpected "
+      "end of input; expected string literal at byte 1");
   EXPECT_NE(error("[1]").find("not a JSON object"), std::string::npos);
 }
 
@@ -285,19 +287,28 @@ TEST(TrainResume, ChangingThePrecisionResetsTheFp16Settings) {
   EXPECT_EQ(o.config.loss_scale.mode, LossScaleSetting::Mode::off);
 }
 
-TEST(TrainSchedule, WarmsUpLinearlyThenDecaysByCosineToATenth) {
-  const LrSchedule s{1e-2, 10, 111};
-  EXPECT_DOUBLE_EQ(s.at(0), 1e-3);
-  EXPECT_DOUBLE_EQ(s.at(4), 5e-3);
-  EXPECT_DOUBLE_EQ(s.at(9), 1e-2);
-  EXPECT_DOUBLE_EQ(s.at(10), 1e-2);      // the decay starts at the peak
-  EXPECT_NEAR(s.at(60), 5.5e-3, 1e-15);  // halfway (p = 50/100): the mean of peak and final
-  EXPECT_DOUBLE_EQ(s.at(110), 1e-3);     // the last step: a tenth
-  EXPECT_DOUBLE_EQ(s.at(500), 1e-3);
-  for (std::int64_t i = 10; i < 110; ++i) EXPECT_GT(s.at(i), s.at(i + 1));
-  for (std::int64_t i = 0; i < 9; ++i) EXPECT_LT(s.at(i), s.at(i + 1));
-  EXPECT_DOUBLE_EQ((LrSchedule{1.0, 0, 1}.at(0)), 1.0);  // one step: the peak
-  EXPECT_DOUBLE_EQ((LrSchedule{1.0, 0, 2}.at(1)), 0.1);
+TEST(TrainRunCheckpoint, TheRunConfigurationIsTheConfigEntry) {
+  TrainCheckpoint c;
+  c.config.width = 16;
+  c.vocabulary = Vocabulary({U'a', U'b'});
+  ampkit::train::Checkpoint plain = c;
+  auto error = [](ampkit::train::Checkpoint checkpoint) {
+    try {
+      run_checkpoint_from(std::move(checkpoint), "checkpoint 'c'");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(plain), "checkpoint 'c': the metadata lacks \"config\"; not a checkpoint of ampkit train");
+  plain.metadata = {{"config", config_to_json(c.config)}};
+  plain.vocabulary = Vocabulary();
+  EXPECT_EQ(error(plain), "checkpoint 'c': the metadata \"vocabulary\" is empty");
+  plain.vocabulary = c.vocabulary;
+  plain.metadata = {{"config", "{}"}};
+  EXPECT_EQ(error(plain), "checkpoint 'c': the run configuration lacks \"model\"");
+  plain.metadata = {{"config", config_to_json(c.config)}};
+  EXPECT_EQ(run_checkpoint_from(plain, "c").config.width, 16);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "tests/tools/train/train_test_support.hpp"
+#include "tests/train/train_test_support.hpp"
 #include "tools/ampkit/train/model.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
@@ -59,7 +59,7 @@ TEST_P(GraphModelResume, ResumedRunEndsWithTheSameBits) {
   const RunSummary a = run_training(*whole, corpus, c, nullptr, io);
   EXPECT_LT(a.validation_curve.back().loss, a.validation_curve.front().loss);
 
-  const TrainCheckpoint at6 = load_checkpoint(dir.file("at6.safetensors"));
+  const TrainCheckpoint at6 = load_run_checkpoint(dir.file("at6.safetensors"));
   TrainConfig again = c;
   again.log = dir.file("resumed.jsonl");
   again.checkpoint = dir.file("resumed.safetensors");

@@ -13,10 +13,12 @@
 #include <string>
 
 #include "ampkit/device/cuda.hpp"
-#include "tests/tools/train/train_test_support.hpp"
+#include "tests/train/train_test_support.hpp"
 
 namespace ampkit::tools::train {
 namespace {
+
+using namespace ampkit::train;  // the test helpers (tests/train/train_test_support.hpp)
 
 struct Outcome {
   int exit_code = -1;

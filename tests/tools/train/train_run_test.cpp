@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "tests/tools/train/train_test_support.hpp"
-#include "tools/ampkit/train/json_value.hpp"
-#include "tools/ampkit/train/rng.hpp"
+#include "ampkit/train/json.hpp"
+#include "ampkit/train/rng.hpp"
+#include "tests/train/train_test_support.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
 namespace ampkit::tools::train {
@@ -153,18 +153,18 @@ TEST(TrainRun, LearnsBeatsTheBaselineLogsAndPlots) {
   const std::vector<std::string> log = lines_of(slurp(*c.log));
   ASSERT_EQ(log.size(), 60u);
   for (std::size_t i = 0; i < log.size(); ++i) {
-    const JsonValue v = JsonValue::parse(log[i]);
-    EXPECT_EQ(v.find("step")->as_uint64(), i + 1);
+    const Json v = parse_json(log[i]);
+    EXPECT_EQ(json_uint64(v["step"]), i + 1);
     for (const char* key : {"loss", "lr", "grad_norm", "loss_scale", "step_ms", "tokens_per_s", "elapsed_s"})
-      EXPECT_TRUE(v.find(key) && v.find(key)->is_number()) << key << " in " << log[i];
-    EXPECT_EQ(v.find("skipped")->kind(), JsonValue::Kind::boolean);
-    EXPECT_EQ(v.find("validation_loss") != nullptr, (i + 1) % 20 == 0) << log[i];
+      EXPECT_TRUE(v.contains(key) && v[key].is_number()) << key << " in " << log[i];
+    EXPECT_TRUE(v["skipped"].is_boolean());
+    EXPECT_EQ(v.contains("validation_loss"), (i + 1) % 20 == 0) << log[i];
   }
-  EXPECT_EQ(JsonValue::parse(log[0]).find("lr")->as_double(), 0.1);  // warm-up step 1 of 5
+  EXPECT_EQ(parse_json(log[0])["lr"].get<double>(), 0.1);  // warm-up step 1 of 5
   const std::string svg = slurp(*c.plot);
   EXPECT_NE(svg.find("<polyline id=\"train\""), std::string::npos);
   EXPECT_NE(svg.find("<polyline id=\"validation\""), std::string::npos);
-  const TrainCheckpoint saved = load_checkpoint(*c.checkpoint);
+  const TrainCheckpoint saved = load_run_checkpoint(*c.checkpoint);
   EXPECT_EQ(saved.step, 60);
   EXPECT_EQ(saved.tensors[0].f32(), model.weights());
   ASSERT_EQ(s.samples.size(), 3u);
@@ -194,7 +194,7 @@ TEST(TrainRun, ResumingAtACheckpointEndsWithTheSameBits) {
   TrainConfig resumed_config = c;
   resumed_config.log = dir.file("resumed.jsonl");
   resumed_config.checkpoint = dir.file("resumed.safetensors");
-  const TrainCheckpoint at20 = load_checkpoint(dir.file("at20.safetensors"));
+  const TrainCheckpoint at20 = load_run_checkpoint(dir.file("at20.safetensors"));
   EXPECT_EQ(at20.step, 20);
   BigramModel resumed(c.batch, c.context, corpus.vocabulary.size(), 999);
   const RunSummary s = run_training(resumed, corpus, resumed_config, &at20, quiet.io());
@@ -205,16 +205,16 @@ TEST(TrainRun, ResumingAtACheckpointEndsWithTheSameBits) {
   const std::vector<std::string> resumed_log = lines_of(slurp(*resumed_config.log));
   ASSERT_EQ(resumed_log.size(), 40u);
   for (std::size_t i = 0; i < resumed_log.size(); ++i) {
-    const JsonValue a = JsonValue::parse(whole_log[i + 20]), b = JsonValue::parse(resumed_log[i]);
-    EXPECT_EQ(a.find("step")->text(), b.find("step")->text());
-    EXPECT_EQ(a.find("loss")->text(), b.find("loss")->text()) << "step " << i + 21;
-    EXPECT_EQ(a.find("lr")->text(), b.find("lr")->text());
+    const Json a = parse_json(whole_log[i + 20]), b = parse_json(resumed_log[i]);
+    EXPECT_EQ(a["step"].dump(), b["step"].dump());
+    EXPECT_EQ(a["loss"].dump(), b["loss"].dump()) << "step " << i + 21;
+    EXPECT_EQ(a["lr"].dump(), b["lr"].dump());
   }
   // The curves carry on from the checkpoint's.
   EXPECT_EQ(s.train_curve.size(), 60u);
   EXPECT_EQ(s.validation_curve.size(), 4u);
-  EXPECT_EQ(load_checkpoint(*resumed_config.checkpoint).tensors[1].f32(),
-            load_checkpoint(*c.checkpoint).tensors[1].f32());  // the optimizer state too
+  EXPECT_EQ(load_run_checkpoint(*resumed_config.checkpoint).tensors[1].f32(),
+            load_run_checkpoint(*c.checkpoint).tensors[1].f32());  // the optimizer state too
 }
 
 TEST(TrainRun, ADivergedRunStopsWithAClearError) {

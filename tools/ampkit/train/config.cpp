@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/train/json.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/common/json_line.hpp"
-#include "tools/ampkit/train/json_value.hpp"
 
 namespace ampkit::tools::train {
 
@@ -239,41 +239,43 @@ std::string config_to_json(const TrainConfig& c) {
 }
 
 TrainConfig config_from_json(std::string_view json, std::string_view what) {
-  JsonValue root;
+  using ampkit::train::Json;
+  Json root;
   try {
-    root = JsonValue::parse(json);
-  } catch (const JsonSyntaxError& e) {
+    root = ampkit::train::parse_json(json);
+  } catch (const ampkit::train::JsonSyntaxError& e) {
     throw Error(detail::concat(what, ": the run configuration is not valid JSON: ", e.what()));
   }
   if (!root.is_object()) throw Error(detail::concat(what, ": the run configuration is not a JSON object"));
-  auto field = [&](const char* key) -> const JsonValue& {
-    const JsonValue* v = root.find(key);
-    if (!v) throw Error(detail::concat(what, ": the run configuration lacks \"", key, "\""));
+  auto field = [&](const char* key) -> const Json& {
+    const auto v = root.find(key);
+    if (v == root.end()) throw Error(detail::concat(what, ": the run configuration lacks \"", key, "\""));
     return *v;
   };
-  auto bad = [&](const char* key, const JsonValue& v) {
-    throw Error(detail::concat(what, ": the run configuration's \"", key, "\" is ",
-                               v.is_string() ? "'" + v.text() + "'" : std::string(v.kind_name()),
-                               ", which this version does not accept"));
+  auto bad = [&](const char* key, const Json& v) {
+    throw Error(
+        detail::concat(what, ": the run configuration's \"", key, "\" is ",
+                       v.is_string() ? "'" + v.get<std::string>() + "'" : std::string(ampkit::train::json_kind_name(v)),
+                       ", which this version does not accept"));
   };
   auto integer = [&](const char* key, std::int64_t lo, std::int64_t hi) {
-    const JsonValue& v = field(key);
-    const auto u = v.as_uint64();
+    const Json& v = field(key);
+    const auto u = ampkit::train::json_uint64(v);
     if (!u || static_cast<std::int64_t>(*u) < lo || static_cast<std::int64_t>(*u) > hi || *u > INT64_MAX) bad(key, v);
     return static_cast<std::int64_t>(*u);
   };
   auto number = [&](const char* key, double lo) {
-    const JsonValue& v = field(key);
-    const auto x = v.as_double();
-    if (!x || !std::isfinite(*x) || *x < lo) bad(key, v);
-    return *x;
+    const Json& v = field(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo) bad(key, v);
+    return v.get<double>();
   };
   auto text = [&](const char* key, std::initializer_list<std::string_view> allowed) {
-    const JsonValue& v = field(key);
+    const Json& v = field(key);
     if (!v.is_string()) bad(key, v);
-    if (allowed.size() == 0) return v.text();
+    const std::string& t = v.get_ref<const std::string&>();
+    if (allowed.size() == 0) return t;
     for (std::string_view a : allowed)
-      if (a == v.text()) return v.text();
+      if (a == t) return t;
     bad(key, v);
     return std::string();
   };

@@ -79,21 +79,11 @@ class GraphModel final : public TrainModel {
   double evaluate(const Batch& batch) override { return trainer_.evaluate(batch.tokens, batch.targets); }
   void logits(std::span<const std::int32_t> tokens, std::span<float> out) override { trainer_.logits(tokens, out); }
 
-  std::vector<TensorSpec> tensor_specs() override {
-    std::vector<TensorSpec> specs;
-    for (const ampkit::train::NamedTensor& n : trainer_.tensors()) specs.push_back({n.name, n.shape});
-    return specs;
-  }
+  std::vector<TensorSpec> tensor_specs() override { return ampkit::train::trainer_tensor_specs(trainer_); }
   std::vector<SafeTensor> save_tensors() override {
-    std::vector<SafeTensor> out;
-    for (const ampkit::train::NamedTensor& n : trainer_.tensors()) {
-      if (n.dtype != DType::f32)
-        throw Error(
-            detail::concat("checkpoint: the trainer's tensor '", n.name, "' is ", dtype_name(n.dtype), ", not f32"),
-            ErrorKind::internal);
-      out.push_back(SafeTensor::of_f32(n.name, n.shape, {n.data, static_cast<std::size_t>(n.numel())}));
-    }
-    return out;
+    ampkit::train::Checkpoint c;
+    ampkit::train::save_trainer_state(trainer_, c);
+    return c.tensors;
   }
   void load_tensors(const std::vector<SafeTensor>& tensors) override {
     for (const SafeTensor& t : tensors) {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ampkit/ops/gemm.hpp"
-#include "tools/ampkit/train/checkpoint.hpp"
+#include "ampkit/train/corpus.hpp"
 #include "tools/ampkit/train/config.hpp"
-#include "tools/ampkit/train/corpus.hpp"
+#include "tools/ampkit/train/run_checkpoint.hpp"
 
 namespace ampkit::tools::train {
 

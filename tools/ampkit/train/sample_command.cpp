@@ -16,9 +16,9 @@
 #include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
-#include "tools/ampkit/train/checkpoint.hpp"
 #include "tools/ampkit/train/config.hpp"
 #include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/run_checkpoint.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
 namespace ampkit::tools {
@@ -45,7 +45,7 @@ int run_sample(const Args& args) {
   if (!checkpoint) cli::usage_fail("--checkpoint FILE is required");
   const double temperature = temperature_text ? parse_number(*temperature_text, "--temperature", 0.0, 100.0) : 0.8;
 
-  const TrainCheckpoint saved = load_checkpoint(*checkpoint);
+  const TrainCheckpoint saved = load_run_checkpoint(*checkpoint);
   const std::vector<std::int32_t> prompt_tokens = saved.vocabulary.encode(prompt.value_or(""), "--prompt");
   TrainConfig config = saved.config;
   config.batch = count.value_or(1);  // one row per text; the weights do not depend on the batch

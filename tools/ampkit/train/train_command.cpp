@@ -16,15 +16,15 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "ampkit/train/corpus.hpp"
+#include "ampkit/train/files.hpp"
 #include "tools/ampkit/commands.hpp"
 #include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/common/memory.hpp"
 #include "tools/ampkit/common/progress.hpp"
-#include "tools/ampkit/train/checkpoint.hpp"
 #include "tools/ampkit/train/config.hpp"
-#include "tools/ampkit/train/corpus.hpp"
-#include "tools/ampkit/train/files.hpp"
 #include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/run_checkpoint.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
 namespace ampkit::tools {
@@ -142,7 +142,7 @@ int run_train(const Args& args) {
   std::optional<TrainCheckpoint> resumed;
   std::vector<std::string> notes;
   if (options.config.resume) {
-    resumed = load_checkpoint(*options.config.resume);
+    resumed = load_run_checkpoint(*options.config.resume);
     merge_resumed_config(options, resumed->config, &notes);
   }
   const TrainConfig& c = options.config;

@@ -9,11 +9,11 @@
 #include <memory>
 
 #include "ampkit/core/error.hpp"
+#include "ampkit/train/sampler.hpp"
+#include "ampkit/train/schedule.hpp"
 #include "tools/ampkit/common/json_line.hpp"
+#include "tools/ampkit/common/loss_plot.hpp"
 #include "tools/ampkit/common/progress.hpp"
-#include "tools/ampkit/train/loss_plot.hpp"
-#include "tools/ampkit/train/sampler.hpp"
-#include "tools/ampkit/train/schedule.hpp"
 
 namespace ampkit::tools::train {
 namespace {
@@ -151,8 +151,8 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   };
   auto save = [&](std::int64_t at) {
     if (!config.checkpoint) return;
-    save_checkpoint(*config.checkpoint, make_checkpoint(model, corpus, config, at, sampler.state(), summary.train_curve,
-                                                        summary.validation_curve));
+    save_run_checkpoint(*config.checkpoint, make_checkpoint(model, corpus, config, at, sampler.state(),
+                                                            summary.train_curve, summary.validation_curve));
     if (io.after_checkpoint) io.after_checkpoint(at, *config.checkpoint);
   };
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "tools/ampkit/train/checkpoint.hpp"
+#include "ampkit/train/corpus.hpp"
 #include "tools/ampkit/train/config.hpp"
-#include "tools/ampkit/train/corpus.hpp"
 #include "tools/ampkit/train/model.hpp"
+#include "tools/ampkit/train/run_checkpoint.hpp"
 
 namespace ampkit::tools::train {
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -78,24 +79,35 @@ std::optional<std::string> run_child(const std::vector<std::string>& argv_string
   return out;
 }
 
+namespace {
+
+// The member `key` of the first line of `text` that is a JSON object holding it (nlohmann-json,
+// no exceptions: a line that is not JSON, e.g. a peer's plain-text note, is skipped), or null.
+const nlohmann::json* json_field(const std::string& text, const char* key, nlohmann::json& storage) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    storage = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(begin),
+                                    text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    if (storage.is_object() && storage.contains(key)) return &storage[key];
+    begin = end + 1;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 double json_number_field(const std::string& line, const char* key) {
-  const std::string pattern = std::string("\"") + key + "\":";
-  std::size_t at = line.find(pattern);
-  if (at == std::string::npos) return std::nan("");
-  at += pattern.size();
-  while (at < line.size() && line[at] == ' ') ++at;
-  return std::strtod(line.c_str() + at, nullptr);
+  nlohmann::json storage;
+  const nlohmann::json* v = json_field(line, key, storage);
+  return v && v->is_number() ? v->get<double>() : std::nan("");
 }
 
 std::string json_string_field(const std::string& line, const char* key) {
-  const std::string pattern = std::string("\"") + key + "\":";
-  std::size_t at = line.find(pattern);
-  if (at == std::string::npos) return "";
-  at += pattern.size();
-  while (at < line.size() && line[at] == ' ') ++at;
-  if (at >= line.size() || line[at] != '"') return "";
-  const std::size_t end = line.find('"', at + 1);
-  return end == std::string::npos ? "" : line.substr(at + 1, end - at - 1);
+  nlohmann::json storage;
+  const nlohmann::json* v = json_field(line, key, storage);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
 }  // namespace ampkit::tools::bench

@@ -20,9 +20,10 @@ std::string executable_dir();
 std::optional<std::string> run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                      bool search_path, const std::string& what, std::string& why);
 
-/// The number after "key": in a JSON line; NaN when absent.
-double json_number_field(const std::string& line, const char* key);
-/// The string after "key":" in a JSON line; empty when absent.
-std::string json_string_field(const std::string& line, const char* key);
+/// The number `key` of the first line of `text` that is a JSON object holding it (nlohmann-json);
+/// NaN when no line has it or it is not a number.
+double json_number_field(const std::string& text, const char* key);
+/// The string `key` likewise (unescaped); empty when no line has it or it is not a string.
+std::string json_string_field(const std::string& text, const char* key);
 
 }  // namespace ampkit::tools::bench

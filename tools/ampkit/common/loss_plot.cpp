@@ -1,13 +1,13 @@
-// The SVG loss plot of `ampkit train` (tools layer, train/). See loss_plot.hpp.
-#include "tools/ampkit/train/loss_plot.hpp"
+// The SVG loss plot of `ampkit train` (tools layer, common/). See loss_plot.hpp.
+#include "tools/ampkit/common/loss_plot.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tools/ampkit/train/files.hpp"
+#include "ampkit/train/files.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::tools {
 namespace {
 
 constexpr double kWidth = 800, kHeight = 480;
@@ -175,7 +175,7 @@ std::string render_loss_svg(const LossCurves& curves) {
 }
 
 void write_loss_svg(const std::string& path, const LossCurves& curves) {
-  write_file_atomically(path, render_loss_svg(curves), "plot");
+  ampkit::train::write_file_atomically(path, render_loss_svg(curves), "plot");
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::tools

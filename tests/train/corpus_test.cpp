@@ -1,4 +1,4 @@
-// Tests of the training text of `ampkit train` (tools/ampkit/train/corpus, utf8, rng): strict
+// Tests of the train layer's text data pipeline (src/train/corpus, utf8; rng.hpp): strict
 // UTF-8, the refusals of bad files, fortune documents and the split, the vocabulary, the
 // platform-independent RNG, the batch sampler and the validation windows, the unigram baseline.
 #include <gtest/gtest.h>
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/train/corpus.hpp"
-#include "tools/ampkit/train/rng.hpp"
-#include "tools/ampkit/train/utf8.hpp"
+#include "ampkit/train/corpus.hpp"
+#include "ampkit/train/rng.hpp"
+#include "train/utf8.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 std::string error_of(const std::vector<CorpusFile>& files) {
@@ -245,4 +245,4 @@ TEST(TrainCorpus, DefaultCorpusIsEnglishProseBelowItsUnigramEntropy) {
 }
 
 }  // namespace
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,5 +1,5 @@
-// Helpers of the `ampkit train` tests (tests/tools/train/): a temporary folder removed at the
-// end of the test, and reading a whole file.
+// Helpers of the train layer's and `ampkit train`'s tests (tests/train/, tests/tools/train/): a temporary folder
+// removed at the end of the test, and reading a whole file.
 #pragma once
 
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 class TempDir {
  public:
@@ -44,4 +44,4 @@ inline void spit(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,4 +1,4 @@
-// UTF-8 of `ampkit train` (tools layer, train/): strict decoding of a text file into Unicode code
+// UTF-8 of `ampkit train` (train layer): strict decoding of a text file into Unicode code
 // points (the model's characters) and encoding back, for the corpus loader, the checkpoint's
 // vocabulary and the sampler's output.
 #pragma once
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// Where and why a byte string is not valid UTF-8.
 struct Utf8Problem {
@@ -32,4 +32,4 @@ std::string encode_utf8(const std::vector<char32_t>& text);
 /// "U+00E9" for a code point; "'é' (U+00E9)" when printable, for messages.
 std::string describe_code_point(char32_t cp);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

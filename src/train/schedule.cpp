@@ -1,11 +1,11 @@
-// The warm-up + cosine learning-rate schedule of `ampkit train` (tools layer, train/).
-#include "tools/ampkit/train/schedule.hpp"
+// The warm-up + cosine learning-rate schedule of `ampkit train` (train layer).
+#include "ampkit/train/schedule.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 double LrSchedule::at(std::int64_t step) const {
   const double final_rate = peak * final_ratio;
@@ -17,4 +17,4 @@ double LrSchedule::at(std::int64_t step) const {
   return final_rate + (peak - final_rate) * 0.5 * (1.0 + std::cos(std::numbers::pi * p));
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

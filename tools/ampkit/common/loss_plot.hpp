@@ -1,4 +1,4 @@
-// The loss plot of `ampkit train --plot FILE.svg` (tools layer, train/): a standalone SVG (any
+// The loss plot of `ampkit train --plot FILE.svg` (tools layer, common/): a standalone SVG (any
 // browser shows it) with the training loss per step, the validation loss at each evaluation,
 // the unigram baseline as a dashed line, axes with round-number ticks, labels and a legend.
 #pragma once
@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/ampkit/train/checkpoint.hpp"
+#include "ampkit/train/checkpoint.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::tools {
+
+using ampkit::train::CurvePoint;
 
 struct LossCurves {
   std::string title;
@@ -29,4 +31,4 @@ constexpr std::size_t kMaxPlotPoints = 2000;
 /// Writes render_loss_svg to `path` atomically. Throws ampkit::Error.
 void write_loss_svg(const std::string& path, const LossCurves& curves);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::tools

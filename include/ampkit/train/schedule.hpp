@@ -1,10 +1,10 @@
-// The learning-rate schedule of `ampkit train` (tools layer, train/): linear warm-up to the peak
+// The learning-rate schedule of `ampkit train` (train layer): linear warm-up to the peak
 // rate, then a cosine decay to a tenth of it at the last step (the nanoGPT / GPT-3 recipe).
 #pragma once
 
 #include <cstdint>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 struct LrSchedule {
   double peak = 1e-3;        // --lr
@@ -19,4 +19,4 @@ struct LrSchedule {
   double at(std::int64_t step) const;
 };
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,6 +1,6 @@
-// The training text of `ampkit train` (tools layer, train/): documents, split, vocabulary,
+// The training text of `ampkit train` (train layer): documents, split, vocabulary,
 // batches and the unigram baseline. See corpus.hpp.
-#include "tools/ampkit/train/corpus.hpp"
+#include "ampkit/train/corpus.hpp"
 
 #include <sys/stat.h>
 
@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/train/files.hpp"
-#include "tools/ampkit/train/utf8.hpp"
+#include "ampkit/train/files.hpp"
+#include "train/utf8.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 // Debian 12 (bookworm): fortunes 1:1.99.1-7.3 and fortunes-min (fortunes, literature, riddles).
@@ -191,7 +191,7 @@ Corpus build_corpus(const std::vector<CorpusFile>& files) {
 Corpus load_corpus(const std::vector<std::string>& paths) {
   std::vector<CorpusFile> files;
   files.reserve(paths.size());
-  for (const std::string& p : paths) files.push_back({p, read_file(p, "data file", kMaxDataFileBytes)});
+  for (const std::string& p : paths) files.push_back({p, read_data_file(p, "data file", kMaxDataFileBytes)});
   return build_corpus(files);
 }
 
@@ -280,4 +280,4 @@ double unigram_baseline(const Corpus& corpus) {
   return nll / static_cast<double>(corpus.validation.size());
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,4 +1,4 @@
-// Sampling of `ampkit train` (tools layer, train/): picks the next character from a logits
+// Sampling of `ampkit train` (train layer): picks the next character from a logits
 // vector — greedy at temperature 0, else softmax(logits / temperature) restricted to the top-k
 // logits, drawn with the seeded SplitMix64, so a seed gives the same text on every platform.
 #pragma once
@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 
-#include "tools/ampkit/train/rng.hpp"
+#include "ampkit/train/rng.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 class Sampler {
  public:
@@ -25,4 +25,4 @@ class Sampler {
   SplitMix64 rng_;
 };
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

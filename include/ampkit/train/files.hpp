@@ -1,4 +1,5 @@
-// Files of `ampkit train` (tools layer, train/): reading a whole input file with a size limit,
+// Files of the train layer: reading a whole input file with a size limit (a data file also when
+// gzip-compressed),
 // writing an output atomically (temporary name in the same folder, fsync, rename), and checking
 // up front that an output path can be written, so that a run never fails at its end on a typo.
 // Every failure throws ampkit::Error (exit code 1) naming the file and the reason.
@@ -8,11 +9,17 @@
 #include <string>
 #include <string_view>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// The contents of `path`. `role` names it in messages ("data file", "checkpoint"). Throws
 /// ampkit::Error when it is missing, unreadable, not a regular file or over `max_bytes`.
 std::string read_file(const std::string& path, std::string_view role, std::uint64_t max_bytes);
+
+/// The contents of the data file `path`, decompressed when it is gzip (it starts with the bytes
+/// 1f 8b, as FILE.gz does): read_file's checks, then gunzip's — a corrupt or truncated gzip file,
+/// or one that decompresses to more than `max_bytes`, throws ampkit::Error naming `role` and
+/// `path`.
+std::string read_data_file(const std::string& path, std::string_view role, std::uint64_t max_bytes);
 
 /// Writes `bytes` to `path` so that `path` holds either its previous contents or all of
 /// `bytes`, never a part: a temporary file beside it (`path`.tmp-PID) is written, flushed to the
@@ -28,4 +35,4 @@ void check_output_path(const std::string& path, std::string_view option);
 /// The folder part of `path` ("." when it has none).
 std::string parent_folder(const std::string& path);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,4 +1,4 @@
-// The safetensors file format (tools layer, train/): the checkpoints of `ampkit train`, which
+// The safetensors file format (train layer): the checkpoints of `ampkit train`, which
 // Python users read with the `safetensors` package. Layout: an 8-byte little-endian header
 // length N; N bytes of a JSON object mapping each tensor name to {"dtype", "shape",
 // "data_offsets": [begin, end)} (offsets into the data that follows the header) plus an optional
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// The safetensors element types ampkit reads and writes.
 enum class SafeDType : std::uint8_t { f64, f32, f16, bf16, i64, i32, i16, i8, u8, boolean };
@@ -65,4 +65,4 @@ std::string serialize_safetensors(const SafeTensorsFile& file);
 /// overlap, leave a hole or run past the end, or bytes follow the last tensor.
 SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,4 +1,4 @@
-// The training text of `ampkit train` (tools layer, train/): UTF-8 files read strictly, split
+// The training text of `ampkit train` (train layer): UTF-8 files read strictly, split
 // into documents, a deterministic train/validation split, the character vocabulary and int32
 // token streams; the seeded batch sampler and the fixed validation windows; the unigram
 // baseline a trained model must beat. The default corpus is the fortune cookies of Debian's
@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "tools/ampkit/train/rng.hpp"
+#include "ampkit/train/rng.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 /// The characters of a model: distinct Unicode code points, sorted; token id = index.
 class Vocabulary {
@@ -71,7 +71,8 @@ constexpr std::uint64_t kMaxDataFileBytes = std::uint64_t{1} << 30;
 /// kValidationEvery characters).
 Corpus build_corpus(const std::vector<CorpusFile>& files);
 
-/// Reads and builds the corpus of `paths` (read_file's errors for missing or unreadable files).
+/// Reads and builds the corpus of `paths`, each plain or gzip-compressed (read_data_file's errors
+/// for missing, unreadable or corrupt files).
 Corpus load_corpus(const std::vector<std::string>& paths);
 
 /// The folder of the default corpus and its files (Debian 12's `fortunes` and `fortunes-min`
@@ -119,4 +120,4 @@ double unigram_baseline(const Corpus& corpus);
 /// FNV-1a 64 of `bytes`, continuing from `hash`.
 std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,4 +1,4 @@
-// The random number generator of `ampkit train` (tools layer, train/): SplitMix64, whose whole
+// The random number generator of `ampkit train` (train layer): SplitMix64, whose whole
 // state is one 64-bit word (saved in checkpoints as the data-order state), with integer and
 // real draws defined here bit for bit — the same sequence on every platform and standard
 // library (std::uniform_int_distribution's output is implementation-defined, so it is not used).
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 __extension__ typedef unsigned __int128 Uint128;  // __extension__: not ISO C++, GCC and Clang have it
 
@@ -46,4 +46,4 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,6 +1,6 @@
-// Reading inputs and writing outputs atomically for `ampkit train` (tools layer, train/).
+// Reading inputs and writing outputs atomically for `ampkit train` (train layer).
 // POSIX calls (open/fsync/rename) so that the flush to disk and the rename are explicit.
-#include "tools/ampkit/train/files.hpp"
+#include "ampkit/train/files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,8 +11,9 @@
 #include <string>
 
 #include "ampkit/core/error.hpp"
+#include "train/gzip.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
@@ -50,6 +51,12 @@ std::string parent_folder(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+std::string read_data_file(const std::string& path, std::string_view role, std::uint64_t max_bytes) {
+  std::string bytes = read_file(path, role, max_bytes);
+  if (!is_gzip(bytes)) return bytes;
+  return gunzip(bytes, max_bytes, detail::concat(role, " ", quoted(path)));
 }
 
 std::string read_file(const std::string& path, std::string_view role, std::uint64_t max_bytes) {
@@ -130,4 +137,4 @@ void check_output_path(const std::string& path, std::string_view option) {
   ::unlink(probe.c_str());
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,5 +1,5 @@
-// Temperature / top-k sampling of `ampkit train` (tools layer, train/). See sampler.hpp.
-#include "tools/ampkit/train/sampler.hpp"
+// Temperature / top-k sampling of `ampkit train` (train layer). See sampler.hpp.
+#include "ampkit/train/sampler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "ampkit/core/error.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 
 Sampler::Sampler(double temperature, std::int64_t top_k, std::uint64_t seed)
     : temperature_(temperature), top_k_(top_k), rng_(seed) {
@@ -48,4 +48,4 @@ std::int32_t Sampler::next(std::span<const float> logits) {
   return order[k - 1];  // rounding left u just above the total
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,9 +1,9 @@
-// Strict UTF-8 decoding and encoding of `ampkit train` (tools layer, train/). See utf8.hpp.
-#include "tools/ampkit/train/utf8.hpp"
+// Strict UTF-8 decoding and encoding of `ampkit train` (train layer). See utf8.hpp.
+#include "train/utf8.hpp"
 
 #include <cstdio>
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 std::string hex_byte(unsigned char b) {
@@ -92,4 +92,4 @@ std::string describe_code_point(char32_t cp) {
   return s + "' (" + buf + ")";
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

@@ -1,15 +1,15 @@
-// The safetensors writer and validating reader (tools layer, train/). See safetensors.hpp.
-#include "tools/ampkit/train/safetensors.hpp"
+// The safetensors writer and validating reader (train layer; the header read with nlohmann-json
+// through json.hpp). See safetensors.hpp.
+#include "ampkit/train/safetensors.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
 #include "ampkit/core/error.hpp"
-#include "tools/ampkit/common/json_line.hpp"
-#include "tools/ampkit/train/json_value.hpp"
+#include "ampkit/train/json.hpp"
 
-namespace ampkit::tools::train {
+namespace ampkit::train {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; so is this build");
@@ -108,8 +108,17 @@ const std::string* SafeTensorsFile::meta(std::string_view key) const {
   return nullptr;
 }
 
+// `text` as a JSON string literal: nlohmann escapes '"', '\\', \b \f \n \r \t and the other
+// control bytes as \u00xx, and passes UTF-8 through; invalid UTF-8 throws.
+std::string json_quote(const std::string& text) {
+  try {
+    return Json(text).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw Error(detail::concat("serialize_safetensors: the name or metadata '", text, "' is not valid UTF-8"));
+  }
+}
+
 std::string serialize_safetensors(const SafeTensorsFile& file) {
-  using tools::json_quote;
   std::string header = "{";
   if (!file.metadata.empty()) {
     header += "\"__metadata__\":{";
@@ -174,13 +183,13 @@ SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what)
   const std::string_view header = bytes.substr(8, n);
   const std::string_view data = bytes.substr(8 + n);
   if (header.front() != '{') fail("the header does not start with '{'; not a safetensors file");
-  JsonValue root;
+  Json root;
   try {
-    root = JsonValue::parse(header);
+    root = parse_json(header);
   } catch (const JsonSyntaxError& e) {
     fail("the header is not valid JSON: ", e.what(), " of the header");
   }
-  if (!root.is_object()) fail("the header is ", root.kind_name(), ", not a JSON object");
+  if (!root.is_object()) fail("the header is ", json_kind_name(root), ", not a JSON object");
 
   SafeTensorsFile file;
   struct Range {
@@ -188,39 +197,40 @@ SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what)
     std::size_t index;
   };
   std::vector<Range> ranges;
-  for (const auto& [name, entry] : root.members()) {
+  for (const auto& [name, entry] : root.items()) {
     if (name == "__metadata__") {
-      if (!entry.is_object()) fail("__metadata__ is ", entry.kind_name(), ", not an object of strings");
-      for (const auto& [key, value] : entry.members()) {
-        if (!value.is_string()) fail("__metadata__ value of '", key, "' is ", value.kind_name(), ", not a string");
-        file.metadata.emplace_back(key, value.text());
+      if (!entry.is_object()) fail("__metadata__ is ", json_kind_name(entry), ", not an object of strings");
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) fail("__metadata__ value of '", key, "' is ", json_kind_name(value), ", not a string");
+        file.metadata.emplace_back(key, value.get<std::string>());
       }
       continue;
     }
     const std::string who = "tensor '" + name + "'";
-    if (!entry.is_object()) fail(who, " is ", entry.kind_name(), ", not an object");
-    for (const auto& [key, value] : entry.members())
+    if (!entry.is_object()) fail(who, " is ", json_kind_name(entry), ", not an object");
+    for (const auto& [key, value] : entry.items())
       if (key != "dtype" && key != "shape" && key != "data_offsets")
         fail(who, " has an unknown key '", key, "' (expected dtype, shape, data_offsets)");
-    const JsonValue* dtype = entry.find("dtype");
-    const JsonValue* shape = entry.find("shape");
-    const JsonValue* offsets = entry.find("data_offsets");
-    if (!dtype || !shape || !offsets) fail(who, " lacks ", !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
-    if (!dtype->is_string()) fail(who, ": dtype is ", dtype->kind_name(), ", not a string");
-    const DTypeInfo* info = find_dtype(dtype->text());
-    if (!info) fail(who, " has the unsupported dtype '", dtype->text(), "'");
-    if (!shape->is_array()) fail(who, ": shape is ", shape->kind_name(), ", not an array");
+    const auto dtype = entry.find("dtype");
+    const auto shape = entry.find("shape");
+    const auto offsets = entry.find("data_offsets");
+    if (dtype == entry.end() || shape == entry.end() || offsets == entry.end())
+      fail(who, " lacks ", dtype == entry.end() ? "dtype" : shape == entry.end() ? "shape" : "data_offsets");
+    if (!dtype->is_string()) fail(who, ": dtype is ", json_kind_name(*dtype), ", not a string");
+    const DTypeInfo* info = find_dtype(dtype->get<std::string>());
+    if (!info) fail(who, " has the unsupported dtype '", dtype->get<std::string>(), "'");
+    if (!shape->is_array()) fail(who, ": shape is ", json_kind_name(*shape), ", not an array");
     std::vector<std::uint64_t> dims;
-    for (const JsonValue& d : shape->items()) {
-      const auto v = d.as_uint64();
+    for (const Json& d : *shape) {
+      const auto v = json_uint64(d);
       if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
-        fail(who, ": shape holds ", d.is_number() ? "'" + d.text() + "'" : std::string(d.kind_name()),
+        fail(who, ": shape holds ", d.is_number() ? "'" + d.dump() + "'" : std::string(json_kind_name(d)),
              "; expected non-negative integers");
       dims.push_back(*v);
     }
-    if (!offsets->is_array() || offsets->items().size() != 2) fail(who, ": data_offsets is not an array [begin, end]");
-    const auto begin = offsets->items()[0].as_uint64();
-    const auto end = offsets->items()[1].as_uint64();
+    if (!offsets->is_array() || offsets->size() != 2) fail(who, ": data_offsets is not an array [begin, end]");
+    const auto begin = json_uint64((*offsets)[0]);
+    const auto end = json_uint64((*offsets)[1]);
     if (!begin || !end) fail(who, ": data_offsets must be two non-negative integers");
     if (*end < *begin) fail(who, ": data_offsets [", *begin, ", ", *end, "] end before they begin");
     std::uint64_t expect = 0;
@@ -258,4 +268,4 @@ SafeTensorsFile parse_safetensors(std::string_view bytes, std::string_view what)
   return file;
 }
 
-}  // namespace ampkit::tools::train
+}  // namespace ampkit::train

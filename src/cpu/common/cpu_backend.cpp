@@ -1,0 +1,112 @@
+// The CPU backend (device layer): host memory (64-byte aligned), plain copies and fills, no
+// stream (a CPU op has finished when it returns), and the CPU kernel lists of every op.
+#include <cstring>
+#include <new>
+
+#include "ampkit/core/error.hpp"
+#include "ops/backend.hpp"
+#include "ops/kernel_lists.hpp"
+
+namespace ampkit::ops {
+namespace {
+
+constexpr std::align_val_t kAlignment{64};
+
+void require_cpu(const char* fn, int device_index) {
+  if (device_index != 0) fail(fn, "device_index must be 0 for the cpu, but got ", device_index);
+}
+
+KernelLists cpu_lists() {
+  KernelLists l;
+  l.gemm = cpu::gemm_kernels();
+  l.layer_norm_forward = cpu::layer_norm_fwd_kernels();
+  l.layer_norm_backward = cpu::layer_norm_bwd_kernels();
+  l.rms_norm_forward = cpu::rms_norm_fwd_kernels();
+  l.rms_norm_backward = cpu::rms_norm_bwd_kernels();
+  l.convert = cpu::convert_kernels();
+  l.gelu = cpu::gelu_kernels();
+  l.elementwise = cpu::elementwise_kernels();
+  l.sum_rows = cpu::sum_rows_kernels();
+  l.softmax_cross_entropy_forward = cpu::softmax_cross_entropy_forward_kernels();
+  l.softmax_cross_entropy_backward = cpu::softmax_cross_entropy_backward_kernels();
+  l.attention_forward = ops::attention_forward_kernels();
+  l.attention_backward = ops::attention_backward_kernels();
+  l.embedding_forward = cpu::embedding_forward_kernels();
+  l.embedding_backward = cpu::embedding_backward_kernels();
+  l.adamw_step = cpu::adamw_kernels();
+  l.sgd_step = cpu::sgd_kernels();
+  l.global_grad_norm = cpu::global_grad_norm_kernels();
+  l.all_finite = cpu::all_finite_kernels();
+  return l;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() : Backend(Device::cpu, "cpu", lists_) {}
+
+  bool built() const override { return true; }
+  const char* unavailable() const override { return nullptr; }
+  int usable_devices() const override { return 1; }
+  std::string device_description(int device_index) const override {
+    require_cpu("device_description", device_index);
+    return "cpu";
+  }
+  const char* pointer_problem(const void*, int) const override { return nullptr; }
+
+  void* allocate(std::size_t bytes, int device_index) const override {
+    require_cpu("allocate", device_index);
+    if (bytes == 0) return nullptr;
+    void* p = ::operator new(bytes, kAlignment, std::nothrow);
+    if (p == nullptr)
+      fail_with(ErrorKind::out_of_memory, "allocate", detail::concat("no memory for ", bytes, " bytes"));
+    return p;
+  }
+  void deallocate(void* ptr) const noexcept override {
+    if (ptr != nullptr) ::operator delete(ptr, kAlignment);
+  }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes, int device_index) const override {
+    copy("copy_to_device", dst, src, bytes, device_index);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes, int device_index) const override {
+    copy("copy_to_host", dst, src, bytes, device_index);
+  }
+  void copy_on_device(void* dst, const void* src, std::size_t bytes, int device_index) const override {
+    copy("copy_on_device", dst, src, bytes, device_index);
+  }
+  void copy_on_device_async(void* dst, const void* src, std::size_t bytes, int device_index) const override {
+    copy("copy_on_device_async", dst, src, bytes, device_index);
+  }
+  void fill_bytes(void* dst, int byte, std::size_t bytes, int device_index) const override {
+    require_cpu("fill_bytes", device_index);
+    if (bytes != 0) std::memset(dst, byte, bytes);
+  }
+
+  void set_stream(void* stream, int device_index) const override {
+    require_cpu("set_stream", device_index);
+    if (stream != nullptr) fail("set_stream", "the cpu has no streams: stream must be nullptr");
+  }
+  void* stream(int device_index) const override {
+    require_cpu("stream", device_index);
+    return nullptr;
+  }
+  void synchronize(int device_index) const override { require_cpu("synchronize", device_index); }
+  std::size_t workspace_bytes(int) const noexcept override { return 0; }
+  void release_workspace(int device_index) const override { require_cpu("release_workspace", device_index); }
+
+ private:
+  static void copy(const char* fn, void* dst, const void* src, std::size_t bytes, int device_index) {
+    require_cpu(fn, device_index);
+    if (bytes != 0) std::memmove(dst, src, bytes);
+  }
+
+  KernelLists lists_ = cpu_lists();
+};
+
+}  // namespace
+
+const Backend& cpu_backend() {
+  static const CpuBackend b;
+  return b;
+}
+
+}  // namespace ampkit::ops
