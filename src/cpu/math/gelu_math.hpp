@@ -1,4 +1,5 @@
-// Scalar fp32 math of the GEMM epilogue and of the fp16 modes (kernels layer, internal).
+// Scalar fp32 math of the GEMM epilogue: exp, GELU and their derivatives (kernels layer,
+// internal; the fp16 modes' scalar math is cpu/math/fp16_mode_math.hpp).
 // Branch-free and static inline so that each ISA translation unit's `#pragma omp simd` loops
 // vectorize them with that ISA's instructions (and keep their own copy: no shared weak symbol).
 // Used by gemm_driver.hpp (every engine); the reference uses double-precision std:: math instead.
@@ -10,29 +11,6 @@
 #include <cstdint>
 
 namespace ampkit::cpu::gemm_math {
-
-// ---- fp16 modes, applied to an operand value already widened exactly to fp32 ----
-
-/// |v| is a (non-zero) fp16 subnormal (v came from an fp16, so it is exactly one).
-static inline bool is_f16_subnormal_input(float v) {
-  const std::uint32_t a = std::bit_cast<std::uint32_t>(v) & 0x7fffffffu;
-  return a != 0 && a < 0x38800000u;  // 0 < |v| < 2^-14
-}
-
-/// v rounded to bf16 (nearest even) and widened back; NaN stays NaN.
-static inline float round_to_bf16(float v) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
-  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-  const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-  return std::bit_cast<float>(nan ? (u | 0x00400000u) & 0xffff0000u : rounded);
-}
-
-/// An fp32 value that float_to_half_bits rounds to a non-zero fp16 subnormal:
-/// 2^-25 < |x| < 2^-14 - 2^-25 (both ends are ties that round to even: 0 and 2^-14).
-static inline bool rounds_to_f16_subnormal(float x) {
-  const std::uint32_t a = std::bit_cast<std::uint32_t>(x) & 0x7fffffffu;
-  return a > 0x33000000u && a < 0x387fe000u;
-}
 
 // ---- exp, GELU and their derivatives in fp32 ----
 
