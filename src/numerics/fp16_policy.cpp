@@ -9,6 +9,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "numerics/fp16_policy_testing.hpp"
 
 namespace ampkit {
 namespace {

@@ -183,11 +183,4 @@ Fp16Counters fp16_counters();
 /// Sets every counter to zero.
 void reset_fp16_counters();
 
-namespace detail {
-/// Test hook: forgets the cached environment so the next use re-reads AMPKIT_FP16_MODEL,
-/// ROCBLAS_INTERNAL_FP16_ALT_IMPL and MIOPEN_DEBUG_CONVOLUTION_ATTRIB_FP16_ALT_IMPL. API choices
-/// are kept. Not for concurrent use with calls that resolve modes.
-void reload_environment_for_testing();
-}  // namespace detail
-
 }  // namespace ampkit
