@@ -9,6 +9,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "numerics/fp16_policy_testing.hpp"
 
 namespace ampkit {
 namespace {
@@ -164,7 +165,7 @@ Fp16Mode resolve_fp16_mode(AltImplChoice choice, bool backward, Fp16DeviceModel 
   switch (choice) {
     case AltImplChoice::alternate: return Fp16Mode::alt;
     case AltImplChoice::original: return original;
-    case AltImplChoice::per_pass: return backward ? Fp16Mode::alt : original;
+    case AltImplChoice::per_pass: return backward ? kDefaultBackwardFp16Mode : original;
   }
   fail("resolve_fp16_mode", "choice must be per_pass, original or alternate, but got the value ",
        static_cast<int>(choice));
@@ -217,6 +218,10 @@ bool in_backward_pass() { return t_backward; }
 Fp16Mode gemm_fp16_mode() {
   const Fp16DeviceModel model = fp16_device_model();
   return resolve_fp16_mode(gemm_fp16_alt_impl(), in_backward_pass(), model);
+}
+
+Fp16Mode gemm_fp16_mode_for(std::initializer_list<DType> operands) {
+  return is_fp16_gemm(operands) ? gemm_fp16_mode() : Fp16Mode::exact;
 }
 
 Fp16Mode conv_fp16_mode() {

@@ -7,7 +7,7 @@
 namespace ampkit {
 
 void gemm_with_policy(GemmArgs args, GemmReport* report) {
-  if (args.a_dtype != DType::f16 && args.b_dtype != DType::f16) {
+  if (!is_fp16_gemm({args.a_dtype, args.b_dtype})) {
     gemm(args, report);  // the policy only concerns fp16 operands
     return;
   }

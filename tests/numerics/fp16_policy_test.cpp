@@ -194,6 +194,22 @@ TEST(Fp16Policy, InvalidEnvironmentIsAClearErrorAtEveryUse) {
   EXPECT_EQ(conv_fp16_mode(), Fp16Mode::flush);
 }
 
+TEST(Fp16Policy, OnlyFp16GemmsConsultThePolicy) {
+  PolicyEnvScope scope;
+  EXPECT_TRUE(is_fp16_gemm({DType::bf16, DType::f16}));
+  EXPECT_FALSE(is_fp16_gemm({DType::f32, DType::bf16, DType::f32}));
+  {
+    BackwardPassGuard backward;
+    EXPECT_EQ(gemm_fp16_mode_for({DType::f16, DType::f32}), kDefaultBackwardFp16Mode);
+    EXPECT_EQ(gemm_fp16_mode_for({DType::bf16, DType::bf16}), Fp16Mode::exact);
+  }
+  EXPECT_EQ(gemm_fp16_mode_for({DType::f16, DType::f16}), Fp16Mode::exact);
+  // An invalid environment breaks fp16 GEMMs only: the others never read it.
+  PolicyEnvScope::set(kGemmEnv, "yes");
+  EXPECT_THROW(gemm_fp16_mode_for({DType::f32, DType::f16}), Error);
+  EXPECT_EQ(gemm_fp16_mode_for({DType::f32, DType::bf16}), Fp16Mode::exact);
+}
+
 TEST(Fp16Policy, ApiChoiceBeatsTheEnvironment) {
   PolicyEnvScope scope;
   PolicyEnvScope::set(kGemmEnv, "1");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "numerics/fp16_policy_testing.hpp"
 
 namespace ampkit::testing {
 

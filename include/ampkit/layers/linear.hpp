@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ampkit/core/tensor.hpp"
+#include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/ops/gemm.hpp"
 
 namespace ampkit {
@@ -56,9 +57,9 @@ struct LinearBackwardArgs {
   bool accumulate = false;  // dw, db, below_db += instead of =
   bool below_gelu = false;  // dx is multiplied by gelu'(below_aux) (needs dx)
   GeluVariant below_gelu_variant = GeluVariant::tanh;
-  TensorView below_aux;                // x's shape: the layer below's pre-activation
-  TensorView below_db;                 // [in] or absent (needs below_gelu)
-  Fp16Mode fp16_mode = Fp16Mode::alt;  // handed to gemm; alt = the default backward policy
+  TensorView below_aux;                           // x's shape: the layer below's pre-activation
+  TensorView below_db;                            // [in] or absent (needs below_gelu)
+  Fp16Mode fp16_mode = kDefaultBackwardFp16Mode;  // handed to gemm (the policy's backward default)
 };
 
 /// What a Linear call did: the report of each GEMM it ran, in order (forward: the one GEMM;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 #include "ampkit/ops/gemm.hpp"
@@ -53,6 +54,10 @@ Fp16DeviceModel parse_fp16_device_model_env(const char* value);
 /// The pure resolution rule: alternate -> alt; original -> the model's original mode;
 /// per_pass -> alt when `backward`, else the original mode. Original = exact (cpu), flush (mi200).
 Fp16Mode resolve_fp16_mode(AltImplChoice choice, bool backward, Fp16DeviceModel model);
+
+/// The backward pass's mode when nothing is chosen (per_pass): alt, whatever the device model.
+/// resolve_fp16_mode returns it, and LinearBackwardArgs::fp16_mode starts as it.
+inline constexpr Fp16Mode kDefaultBackwardFp16Mode = Fp16Mode::alt;
 
 // ---------------------------------------------------------------------------------------------
 // Process-wide settings. Environment variables are read once per process, at the first call
@@ -119,6 +124,19 @@ bool in_backward_pass();
 /// GemmArgs::fp16_mode: worker threads do not see the caller's BackwardPassGuard.
 /// Throws Error when AMPKIT_FP16_MODEL or ROCBLAS_INTERNAL_FP16_ALT_IMPL is invalid.
 Fp16Mode gemm_fp16_mode();
+
+/// True when any of `operands` (the dtypes of a GEMM's A and B) is f16: the GEMMs the policy
+/// decides a mode for. Every other GEMM runs with Fp16Mode::exact and the policy is not consulted.
+inline bool is_fp16_gemm(std::initializer_list<DType> operands) {
+  for (DType t : operands)
+    if (t == DType::f16) return true;
+  return false;
+}
+
+/// gemm_fp16_mode() for an fp16 GEMM (is_fp16_gemm(operands)), else Fp16Mode::exact without
+/// reading the environment. The one rule gemm_with_policy and the graph's GEMM nodes apply.
+/// Throws like gemm_fp16_mode (only for an fp16 GEMM).
+Fp16Mode gemm_fp16_mode_for(std::initializer_list<DType> operands);
 /// Same for convolution (MIOPEN_DEBUG_CONVOLUTION_ATTRIB_FP16_ALT_IMPL / set_conv_fp16_alt_impl).
 Fp16Mode conv_fp16_mode();
 
@@ -164,12 +182,5 @@ void add_fp16_gemm_report(const GemmReport& report);
 Fp16Counters fp16_counters();
 /// Sets every counter to zero.
 void reset_fp16_counters();
-
-namespace detail {
-/// Test hook: forgets the cached environment so the next use re-reads AMPKIT_FP16_MODEL,
-/// ROCBLAS_INTERNAL_FP16_ALT_IMPL and MIOPEN_DEBUG_CONVOLUTION_ATTRIB_FP16_ALT_IMPL. API choices
-/// are kept. Not for concurrent use with calls that resolve modes.
-void reload_environment_for_testing();
-}  // namespace detail
 
 }  // namespace ampkit

@@ -1,11 +1,10 @@
 // Typed element loads and stores for the training-graph ops (kernels layer, internal): a dtype
-// fixed at compile time (one instantiation per dtype via cpu::visit_dtype), and the one-rounding
-// store from double the references use. Included by the embedding, activation, elementwise,
-// softmax cross-entropy and optimizer kernels; static inline, so ISA files may include it.
+// fixed at compile time (one instantiation per dtype via cpu::visit_dtype); the one-rounding store
+// from double the references use (store_double) comes from core/element.hpp. Included by the
+// embedding, activation, elementwise, softmax cross-entropy and optimizer kernels; static inline,
+// so ISA files may include it.
 #pragma once
 
-#include <bit>
-#include <cmath>
 #include <cstdint>
 
 #include "ampkit/core/dtype.hpp"
@@ -34,23 +33,6 @@ static inline void store_as(void* base, std::int64_t i, float v) {
     static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(v);
   else
     static_cast<float*>(base)[i] = v;
-}
-
-/// v rounded to float with "round to odd" (truncate, then set the last bit if inexact): rounding
-/// that float to bf16/f16 equals rounding v directly (float keeps more than two extra bits).
-static inline float round_to_odd_float(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(v) || std::isinf(f) || static_cast<double>(f) == v) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
-}
-
-/// Stores v at element i of `base` (dtype t) with one rounding (nearest even) from double.
-static inline void store_double(void* base, DType t, std::int64_t i, double v) {
-  if (t == DType::f32)
-    static_cast<float*>(base)[i] = static_cast<float>(v);
-  else
-    store_element(base, t, i, round_to_odd_float(v));
 }
 
 /// Byte address of row r of a [rows, n] operand with `row_stride` elements between rows.

@@ -34,6 +34,7 @@
 #include "cpu/gemm/gemm_blocking.hpp"
 #include "cpu/gemm/gemm_epilogue.hpp"
 #include "cpu/gemm/gemm_output.hpp"
+#include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 
@@ -67,8 +68,7 @@ static inline std::int64_t apply_fp16_mode(float* v, std::int64_t count, bool fl
   for (std::int64_t i = 0; i < count; ++i) {
     const bool sub = gemm_math::is_f16_subnormal_input(v[i]);
     subnormals += sub ? 1 : 0;
-    float x = flush && sub ? 0.0f : v[i];
-    v[i] = alt ? gemm_math::round_to_bf16(x) : x;
+    v[i] = gemm_math::fp16_mode_value(v[i], sub, flush, alt);
   }
   return subnormals;
 }

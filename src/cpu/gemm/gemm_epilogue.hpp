@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/math/gelu_rows.hpp"
 #include "ops/gemm/gemm_kernels.hpp"

@@ -16,34 +16,8 @@
 #include "cpu/math/gelu_math.hpp"
 
 namespace ampkit::cpu {
-namespace {
-
-// Rounds x to a binary format with `precision` significand bits, minimum normal exponent
-// `emin` (of 2^e, x = 1.f * 2^e) and largest finite `max_finite`, nearest even.
-double round_binary(double x, int precision, int emin, double max_finite) {
-  if (std::isnan(x) || std::isinf(x) || x == 0.0) return x;
-  int e = std::ilogb(x);
-  if (e < emin) e = emin;
-  const double quantum = std::ldexp(1.0, e - (precision - 1));
-  const double r = std::nearbyint(x / quantum) * quantum;  // default mode: nearest even
-  if (std::fabs(r) > max_finite) return std::copysign(INFINITY, x);
-  return r;
-}
-
-}  // namespace
-
-double gemm_round_to(DType t, double x) {
-  switch (t) {
-    case DType::f32: return static_cast<double>(static_cast<float>(x));
-    case DType::bf16: return round_binary(x, 8, -126, 0x1.fep127);
-    case DType::f16: return round_binary(x, 11, -14, 65504.0);
-    case DType::i32: break;  // never a GEMM output dtype (gemm_validate)
-  }
-  return x;
-}
-
 void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, ops::GemmCounters& counters) {
-  float v = static_cast<float>(gemm_round_to(t, x));  // exact: representable in t
+  float v = round_to_dtype(t, x);  // exact: representable in t
   if (t == DType::f16 && v != 0.0f && std::fabs(v) < 0x1p-14f) {
     ++counters.fp16_subnormal_outputs;
     if (flush) v = std::copysign(0.0f, v);
@@ -57,7 +31,7 @@ void gemm_write_bias_grad(const ops::GemmProblem& problem, const double* sums, s
     double v = sums[i];
     if (e.accumulate_bias_grad) v += load_element(e.bias_grad, e.bias_dtype, i);
     // One rounding from double; never flushed: the reduction runs on the vector units.
-    store_element(e.bias_grad, e.bias_dtype, i, static_cast<float>(gemm_round_to(e.bias_dtype, v)));
+    store_double(e.bias_grad, e.bias_dtype, i, v);
   }
 }
 

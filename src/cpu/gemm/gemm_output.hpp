@@ -10,12 +10,8 @@
 
 namespace ampkit::cpu {
 
-/// x rounded once (nearest even) to dtype t, returned as a double; NaN stays NaN, overflow to
-/// ±Inf, subnormals kept. (Rounding a double through float first could round twice.)
-double gemm_round_to(DType t, double x);
-
-/// Stores x rounded once to t at element i of base. For f16: a result that rounds to a non-zero
-/// subnormal is counted in counters.fp16_subnormal_outputs and, when flush, written as ±0.
+/// Stores x rounded once to t (round_to_dtype, core/element.hpp) at element i of base. For f16: a result that rounds to
+/// a non-zero subnormal is counted in counters.fp16_subnormal_outputs and, when flush, written as ±0.
 void gemm_store_rounded(void* base, std::int64_t i, DType t, double x, bool flush, ops::GemmCounters& counters);
 
 /// Writes the bias gradient: bias_grad[i] = sums[i] (+ bias_grad[i] when accumulating), one

@@ -9,6 +9,7 @@
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
 #include "cpu/gemm/gemm_output.hpp"
+#include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/math/gelu_reference_math.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
@@ -21,12 +22,9 @@ namespace {
 double operand(const ops::GemmProblem& p, const void* base, DType t, std::int64_t i, ops::GemmCounters& counters) {
   float v = static_cast<float>(load_element(base, t, i));
   if (t != DType::f16) return v;
-  if (gemm_math::is_f16_subnormal_input(v)) {
-    ++counters.fp16_subnormal_inputs;
-    if (p.flush) v = 0.0f;
-  }
-  if (p.alt) v = gemm_math::round_to_bf16(v);
-  return v;
+  const bool sub = gemm_math::is_f16_subnormal_input(v);
+  if (sub) ++counters.fp16_subnormal_inputs;
+  return gemm_math::fp16_mode_value(v, sub, p.flush, p.alt);
 }
 
 }  // namespace

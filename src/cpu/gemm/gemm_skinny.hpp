@@ -74,8 +74,7 @@ static std::int64_t pack_small(const OperandView& v, std::int64_t ns, std::int64
       if (v.dtype == DType::f16) {
         const bool sub = gemm_math::is_f16_subnormal_input(x);
         subnormals += sub ? 1 : 0;
-        if (sub && mode.flush) x = 0.0f;
-        if (mode.alt) x = gemm_math::round_to_bf16(x);
+        x = gemm_math::fp16_mode_value(x, sub, mode.flush, mode.alt);
       }
       dst[dot ? (kk / lanes) * cols * lanes + s * lanes + kk % lanes : kk * cols + s] = x;
     }

@@ -1,4 +1,5 @@
-// Scalar fp32 math of the GEMM epilogue and of the fp16 modes (kernels layer, internal).
+// Scalar fp32 math of the GEMM epilogue: exp, GELU and their derivatives (kernels layer,
+// internal; the fp16 modes' scalar math is cpu/math/fp16_mode_math.hpp).
 // Branch-free and static inline so that each ISA translation unit's `#pragma omp simd` loops
 // vectorize them with that ISA's instructions (and keep their own copy: no shared weak symbol).
 // Used by gemm_driver.hpp (every engine); the reference uses double-precision std:: math instead.
@@ -9,30 +10,9 @@
 #include <bit>
 #include <cstdint>
 
+#include "ops/activation/gelu_scalar.hpp"
+
 namespace ampkit::cpu::gemm_math {
-
-// ---- fp16 modes, applied to an operand value already widened exactly to fp32 ----
-
-/// |v| is a (non-zero) fp16 subnormal (v came from an fp16, so it is exactly one).
-static inline bool is_f16_subnormal_input(float v) {
-  const std::uint32_t a = std::bit_cast<std::uint32_t>(v) & 0x7fffffffu;
-  return a != 0 && a < 0x38800000u;  // 0 < |v| < 2^-14
-}
-
-/// v rounded to bf16 (nearest even) and widened back; NaN stays NaN.
-static inline float round_to_bf16(float v) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
-  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-  const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-  return std::bit_cast<float>(nan ? (u | 0x00400000u) & 0xffff0000u : rounded);
-}
-
-/// An fp32 value that float_to_half_bits rounds to a non-zero fp16 subnormal:
-/// 2^-25 < |x| < 2^-14 - 2^-25 (both ends are ties that round to even: 0 and 2^-14).
-static inline bool rounds_to_f16_subnormal(float x) {
-  const std::uint32_t a = std::bit_cast<std::uint32_t>(x) & 0x7fffffffu;
-  return a > 0x33000000u && a < 0x387fe000u;
-}
 
 // ---- exp, GELU and their derivatives in fp32 ----
 
@@ -63,15 +43,16 @@ static inline float exp_f32(float x) {
   return p * s1 * s2;
 }
 
-constexpr float kSqrt2OverPi = 0.797884560802865f;  // sqrt(2/pi)
-constexpr float kGeluCubic = 0.044715f;
-constexpr float kInvSqrt2 = 0.707106781186547f;
-constexpr float kInvSqrt2Pi = 0.398942280401433f;  // 1/sqrt(2 pi)
+// The constants and the shared parts of the formula: ops/activation/gelu_scalar.hpp (CUDA too).
+using ops::gelu_scalar::kGeluCubic;
+using ops::gelu_scalar::kInvSqrt2;
+using ops::gelu_scalar::kInvSqrt2Pi;
+using ops::gelu_scalar::kSqrt2OverPi;
 
 /// sigmoid(2u) = 0.5 (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), computed as
 /// 1 / (1 + e^(-2u)): no cancellation, exact limits 0 and 1.
 static inline float gelu_tanh_gate(float x) {
-  const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
+  const float u2 = ops::gelu_scalar::tanh_arg2(x);
   return 1.0f / (1.0f + exp_f32(-u2));
 }
 
@@ -105,18 +86,9 @@ static inline float gelu_tanh(float x) { return x * gelu_tanh_gate(x); }
 static inline float gelu_erf(float x) { return x * gelu_erf_gate(x); }
 
 /// d/dx gelu_tanh = s + 2 x s (1 - s) u'(x), s = sigmoid(2u), u' = sqrt(2/pi)(1 + 3 * 0.044715 x^2),
-/// with 1 - s = e s (e = e^(-2u)) so that no cancellation happens where s is close to 1.
-/// Beyond |x| = 20 the result is exactly 1 (x > 0) or 0 in fp32; x is clamped there so that
-/// x^2 cannot overflow into Inf * 0 (NaN still propagates through the comparisons).
+/// with 1 - s = e s (e = e^(-2u)): gelu_scalar::tanh_derivative (shared with CUDA) with exp_f32.
 static inline float gelu_tanh_derivative(float x) {
-  x = x > 20.0f ? 20.0f : x;
-  x = x < -20.0f ? -20.0f : x;
-  const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
-  const float e = exp_f32(-u2);
-  const float s = 1.0f / (1.0f + e);
-  const float one_minus_s = e < 1e30f ? e * s : 1.0f;  // e = Inf: s = 0, 1 - s = 1
-  const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-  return s + 2.0f * x * s * one_minus_s * du;
+  return ops::gelu_scalar::tanh_derivative(x, [](float v) { return exp_f32(v); });
 }
 
 /// d/dx gelu_erf = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi).

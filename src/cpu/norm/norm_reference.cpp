@@ -2,7 +2,6 @@
 // output rounded once. The last entry of the norm kernel list and the yardstick of the tests.
 // Forward: mean/variance in double; y from the double statistics; mean/rstd stored as fp32.
 // Backward: uses the fp32 mean/rstd it is given; dgamma/dbeta summed over all rows in double.
-#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -12,25 +11,6 @@
 
 namespace ampkit::cpu {
 namespace {
-
-// v rounded to float with "round to odd" (truncate, then set the last bit if inexact). Rounding
-// that float to bf16/f16 (nearest even) equals rounding v directly, since float keeps more than
-// two extra bits: one rounding per output, no double rounding.
-float round_to_odd(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(v) || static_cast<double>(f) == v) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
-}
-
-void store(void* base, DType t, std::int64_t i, double v) {
-  switch (t) {
-    case DType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::bf16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16_bits(round_to_odd(v)); break;
-    case DType::f16: static_cast<std::uint16_t*>(base)[i] = float_to_half_bits(round_to_odd(v)); break;
-    case DType::i32: break;  // never: validation admits floating dtypes only
-  }
-}
 
 const char* row(const void* base, DType t, std::int64_t r, std::int64_t n) {
   return static_cast<const char*>(base) + r * n * static_cast<std::int64_t>(dtype_size(t));
@@ -63,7 +43,7 @@ void forward(const ops::NormForwardProblem& p, bool rms) {
       double v = (load_element(x, p.x_dtype, j) - mu) * rstd;
       if (p.gamma) v *= load_element(p.gamma, p.param_dtype, j);
       if (p.beta) v += load_element(p.beta, p.param_dtype, j);
-      store(y, p.x_dtype, j, v);
+      store_double(y, p.x_dtype, j, v);
     }
     if (p.mean) p.mean[r] = static_cast<float>(mu);
     if (p.rstd) p.rstd[r] = static_cast<float>(rstd);
@@ -105,13 +85,15 @@ void backward(const ops::NormBackwardProblem& p, bool rms) {
     }
     const double mean_g = rms ? 0.0 : sum_g / n, mean_gx = sum_gx / n;
     char* dx = row(p.dx, p.x_dtype, r, p.n);
-    for (std::int64_t j = 0; j < p.n; ++j) store(dx, p.x_dtype, j, rstd * (g(j) - mean_g - xhat(j) * mean_gx));
+    for (std::int64_t j = 0; j < p.n; ++j) store_double(dx, p.x_dtype, j, rstd * (g(j) - mean_g - xhat(j) * mean_gx));
   }
   for (std::int64_t j = 0; j < p.n; ++j) {
     if (p.dgamma)
-      store(p.dgamma, p.param_dtype, j, dgamma[j] + (p.accumulate ? load_element(p.dgamma, p.param_dtype, j) : 0.0));
+      store_double(p.dgamma, p.param_dtype, j,
+                   dgamma[j] + (p.accumulate ? load_element(p.dgamma, p.param_dtype, j) : 0.0));
     if (p.dbeta)
-      store(p.dbeta, p.param_dtype, j, dbeta[j] + (p.accumulate ? load_element(p.dbeta, p.param_dtype, j) : 0.0));
+      store_double(p.dbeta, p.param_dtype, j,
+                   dbeta[j] + (p.accumulate ? load_element(p.dbeta, p.param_dtype, j) : 0.0));
   }
 }
 

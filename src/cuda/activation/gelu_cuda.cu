@@ -11,23 +11,29 @@
 #include "cuda/common/grid_cuda.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_context.hpp"
+#include "ops/activation/gelu_scalar.hpp"
 
 namespace ampkit::cuda {
 namespace {
 
-constexpr float kSqrt2OverPi = 0.797884560802865f;
-constexpr float kGeluCubic = 0.044715f;
-constexpr float kInvSqrt2 = 0.707106781186547f;
-constexpr float kInvSqrt2Pi = 0.398942280401433f;
+namespace gs = ops::gelu_scalar;  // the formula shared with the CPU backend
+
+// The accurate library functions handed to the shared formula.
+struct ExpAccurate {
+  __device__ float operator()(float v) const { return expf(v); }
+};
+struct ErfcAccurate {
+  __device__ float operator()(float v) const { return erfcf(v); }
+};
 
 // tanh form: x sigmoid(2u) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3) (no
 // cancellation; exact limits); erf form: 0.5 x erfc(-x / sqrt(2)).
 __device__ float gelu_value(float x, GeluVariant v) {
   if (v == GeluVariant::tanh) {
-    const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
+    const float u2 = gs::tanh_arg2(x);
     return x / (1.0f + expf(-u2));
   }
-  return 0.5f * x * erfcf(-x * kInvSqrt2);
+  return gs::erf_value(x, ErfcAccurate{});
 }
 
 // tanh form, without cancellation where sigmoid(2u) is close to 1 (the CPU's derivation,
@@ -36,17 +42,8 @@ __device__ float gelu_value(float x, GeluVariant v) {
 // the result is already exactly 1 or 0, so that x^2 cannot overflow into Inf * 0 (NaN passes).
 // erf form: 0.5 erfc(-x / sqrt(2)) + x exp(-x^2 / 2) / sqrt(2 pi).
 __device__ float gelu_slope(float x, GeluVariant v) {
-  if (v == GeluVariant::tanh) {
-    x = x > 20.0f ? 20.0f : x;
-    x = x < -20.0f ? -20.0f : x;
-    const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
-    const float e = expf(-u2);
-    const float s = 1.0f / (1.0f + e);
-    const float one_minus_s = e < 1e30f ? e * s : 1.0f;  // e = Inf: s = 0, 1 - s = 1
-    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
-    return s + 2.0f * x * s * one_minus_s * du;
-  }
-  return 0.5f * erfcf(-x * kInvSqrt2) + x * expf(-0.5f * x * x) * kInvSqrt2Pi;
+  if (v == GeluVariant::tanh) return gs::tanh_derivative(x, ExpAccurate{});
+  return gs::erf_derivative(x, ErfcAccurate{}, ExpAccurate{});
 }
 
 __global__ void gelu_kernel(ops::GeluProblem p) {

@@ -9,6 +9,7 @@
 #include "cuda/common/element_cuda.cuh"
 #include "cuda/gemm/gemm_cuda_kernels.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "ops/activation/gelu_scalar.hpp"
 
 namespace ampkit::cuda {
 namespace {
@@ -19,10 +20,16 @@ constexpr int kRows = 4;  // rows of D per thread in the vector kernel
 // Its columns loaded ahead of use per thread. The tanh GELU pass is issue-bound: on the H200, 2
 // columns at 64 registers (4 blocks an SM) beat 4 at 80 (3 blocks) and 8 at 128 (2 blocks).
 constexpr int kVecBatch = 2;
-constexpr float kSqrt2OverPi = 0.797884560802865f;
-constexpr float kGeluCubic = 0.044715f;
-constexpr float kInvSqrt2 = 0.707106781186547f;
-constexpr float kInvSqrt2Pi = 0.398942280401433f;
+namespace gs = ops::gelu_scalar;  // the constants and erf formula shared with the CPU backend
+using gs::kGeluCubic;
+using gs::kSqrt2OverPi;
+
+struct ExpAccurate {
+  __device__ float operator()(float v) const { return expf(v); }
+};
+struct ErfcAccurate {
+  __device__ float operator()(float v) const { return erfcf(v); }
+};
 
 // gelu(x): tanh form x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), with the hardware
 // exp2 and reciprocal (__expf, __fdividef: a few instructions where expf and an IEEE division
@@ -32,10 +39,10 @@ constexpr float kInvSqrt2Pi = 0.398942280401433f;
 // most 2^-24 |x|, plus __fdividef's 2 ulps. Past e = 2^126 (x below about -10) it gives -0.
 __device__ __forceinline__ float gelu(float x, GeluVariant v) {
   if (v == GeluVariant::tanh) {
-    const float u2 = 2.0f * kSqrt2OverPi * x * (1.0f + kGeluCubic * x * x);
+    const float u2 = gs::tanh_arg2(x);
     return __fdividef(x, 1.0f + __expf(-u2));
   }
-  return 0.5f * x * erfcf(-x * kInvSqrt2);
+  return gs::erf_value(x, ErfcAccurate{});
 }
 
 // gelu'(x): tanh form 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2), with
@@ -48,7 +55,7 @@ __device__ __forceinline__ float gelu_derivative(float x, GeluVariant v) {
     const float t = 1.0f - __fdividef(2.0f, 1.0f + __expf(2.0f * u));
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
   }
-  return 0.5f * erfcf(-x * kInvSqrt2) + x * expf(-0.5f * x * x) * kInvSqrt2Pi;
+  return gs::erf_derivative(x, ErfcAccurate{}, ExpAccurate{});
 }
 
 // One element, shared by both kernels so that they give the same bits: p the product (0 without

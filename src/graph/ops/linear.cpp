@@ -67,10 +67,8 @@ void differentiate(GradientContext& d, const Node& n, int index) {
 
 // The fp16 mode for a GEMM node whose GEMM operands have the given dtypes.
 Fp16Mode resolve_mode(std::initializer_list<DType> operands, NodeRecord& record) {
-  record.fp16_gemm = false;
-  for (DType t : operands)
-    if (t == DType::f16) record.fp16_gemm = true;
-  record.fp16_mode = record.fp16_gemm ? gemm_fp16_mode() : Fp16Mode::exact;
+  record.fp16_gemm = is_fp16_gemm(operands);
+  record.fp16_mode = gemm_fp16_mode_for(operands);
   return record.fp16_mode;
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ampkit/core/float16.hpp"
+#include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 
 namespace ampkit {
