@@ -46,7 +46,6 @@ check src/core/                "^(${pub_core}|core/)"
 check src/ops/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/)"
 check src/cpu/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/|cpu/)"
 check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
-check src/no_cuda/             "^(${pub_all}|core/|ops/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
 check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
 # graph and train reach device memory through the backend object, and only through its header.

@@ -19,6 +19,7 @@ void require_cpu(const char* fn, int device_index) {
 KernelLists cpu_lists() {
   KernelLists l;
   l.gemm = cpu::gemm_kernels();
+  l.gemm_call = cpu::gemm_call;
   l.layer_norm_forward = cpu::layer_norm_fwd_kernels();
   l.layer_norm_backward = cpu::layer_norm_bwd_kernels();
   l.rms_norm_forward = cpu::rms_norm_fwd_kernels();

@@ -1,8 +1,7 @@
 // Bulk conversion on CUDA (CUDA layer): every pair of f32 / bf16 / f16, widened exactly to fp32
 // and rounded once to nearest even (NaN stays NaN, f16 overflow goes to Inf), as the CPU
-// kernels; equal dtypes are a device copy. One thread an element over a grid-stride loop. The
-// front end calls convert_cuda (the problem carries the GPU); the list's entry finds the GPU
-// from dst's pointer, for callers that run list entries directly.
+// kernels; equal dtypes are a device copy. One thread an element over a grid-stride loop, on
+// cuda:p.device_index (the problem carries the GPU).
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
@@ -20,20 +19,6 @@ __global__ void convert_kernel(const void* src, DType from, void* dst, DType to,
     store_from_float(dst, to, i, load_as_float(src, from, i));
 }
 
-void convert_entry(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  ops::ConvertProblem p{src, from, dst, to, n};
-  cudaPointerAttributes attributes{};
-  check_cuda(cudaPointerGetAttributes(&attributes, dst), "convert", "cudaPointerGetAttributes(dst)");
-  p.device = Device::cuda;
-  p.device_index = attributes.device;
-  convert_cuda(p);
-}
-
-constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_entry}};
-
-}  // namespace
-
 void convert_cuda(const ops::ConvertProblem& p) {
   const char* fn = "convert";
   if (p.n == 0 || p.src == p.dst) return;
@@ -47,6 +32,11 @@ void convert_cuda(const ops::ConvertProblem& p) {
   convert_kernel<<<flat_blocks(p.n), kFlatThreads, 0, ctx.stream>>>(p.src, p.from, p.dst, p.to, p.n);
   check_launch(fn, "the conversion kernel");
 }
+
+constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
+constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_cuda}};
+
+}  // namespace
 
 std::span<const ops::ConvertEntry> convert_cuda_kernels() { return kConvert; }
 
