@@ -7,9 +7,9 @@
 #include "ampkit/core/error.hpp"
 #include "cuda/common/element_cuda.cuh"
 #include "cuda/common/grid_cuda.cuh"
+#include "cuda/convert/convert_cuda.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_context.hpp"
-#include "ops/convert/convert_kernels.hpp"
 
 namespace ampkit::cuda {
 namespace {
@@ -18,6 +18,8 @@ __global__ void convert_kernel(const void* src, DType from, void* dst, DType to,
   for (std::int64_t i = flat_index(); i < n; i += flat_stride())
     store_from_float(dst, to, i, load_as_float(src, from, i));
 }
+
+}  // namespace
 
 void convert_cuda(const ops::ConvertProblem& p) {
   const char* fn = "convert";
@@ -32,12 +34,5 @@ void convert_cuda(const ops::ConvertProblem& p) {
   convert_kernel<<<flat_blocks(p.n), kFlatThreads, 0, ctx.stream>>>(p.src, p.from, p.dst, p.to, p.n);
   check_launch(fn, "the conversion kernel");
 }
-
-constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_cuda}};
-
-}  // namespace
-
-std::span<const ops::ConvertEntry> convert_cuda_kernels() { return kConvert; }
 
 }  // namespace ampkit::cuda

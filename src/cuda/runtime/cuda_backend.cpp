@@ -8,6 +8,7 @@
 #include "ampkit/core/error.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_context.hpp"
+#include "cuda/runtime/cuda_kernel_lists.hpp"
 #include "ops/backend.hpp"
 #include "ops/kernel_lists.hpp"
 

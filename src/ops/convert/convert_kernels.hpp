@@ -44,11 +44,3 @@ void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::i
 std::span<const ops::ConvertEntry> convert_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA list (src/cuda/convert/convert_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::ConvertEntry> convert_cuda_kernels();
-
-}  // namespace ampkit::cuda
