@@ -11,43 +11,40 @@
 #include <utility>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/device/cuda.hpp"
 #include "ampkit/graph/verify.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/backend.hpp"
 
 namespace ampkit::graph {
 
 void Executor::ArenaDeleter::operator()(std::byte* p) const {
-  if (device)
-    cuda_free(p);
-  else
-    ::operator delete[](p, std::align_val_t(kArenaAlignment));
+  ops::backend(device ? Device::cuda : Device::cpu).deallocate(p);
 }
 
 Executor::Executor(Graph g, ExecutorOptions options) : graph_(std::move(g)), options_(options) {
   verify(graph_);
   plan_ = plan_memory(graph_);
-  if (options_.device == Device::cuda) {
-    const std::string why = cuda_unavailable_reason();
-    if (!why.empty()) fail_with(ErrorKind::unsupported, "graph::Executor", "device is cuda, but ", why);
-    if (options_.device_index < 0 || options_.device_index >= cuda_device_count())
-      fail("graph::Executor", "device is cuda:", options_.device_index, ", but this machine has ", cuda_device_count(),
-           " CUDA device(s)");
-    // cudaMalloc's alignment (256 bytes) is a multiple of kArenaAlignment.
-    arena_ = std::unique_ptr<std::byte[], ArenaDeleter>(
-        static_cast<std::byte*>(cuda_malloc(static_cast<std::size_t>(plan_.arena_bytes), options_.device_index)),
-        ArenaDeleter{true});
-  } else if (options_.device != Device::cpu) {
+  if (options_.device != Device::cpu && options_.device != Device::cuda)
     fail("graph::Executor", "device must be cpu or cuda, but got the value ", static_cast<int>(options_.device));
-  } else if (plan_.arena_bytes > 0) {
-    try {
-      arena_.reset(static_cast<std::byte*>(
-          ::operator new[](static_cast<std::size_t>(plan_.arena_bytes), std::align_val_t(kArenaAlignment))));
-    } catch (const std::bad_alloc&) {
-      fail_with(ErrorKind::out_of_memory, "graph::Executor", "cannot allocate the arena of ", plan_.arena_bytes,
-                " bytes");
-    }
+  const ops::Backend& backend = ops::backend(options_.device);
+  if (const char* why = backend.unavailable())
+    fail_with(ErrorKind::unsupported, "graph::Executor", "device is ", backend.name(), ", but ", why);
+  const bool on_gpu = options_.device == Device::cuda;
+  if (on_gpu && (options_.device_index < 0 || options_.device_index >= backend.usable_devices()))
+    fail("graph::Executor", "device is cuda:", options_.device_index, ", but this machine has ",
+         backend.usable_devices(), " CUDA device(s)");
+  // The backend's alignment (cuda: cudaMalloc's 256 bytes, cpu: 64) is a multiple of
+  // kArenaAlignment. The arena is allocated once, here.
+  static_assert(kArenaAlignment == 64);
+  try {
+    arena_ = std::unique_ptr<std::byte[], ArenaDeleter>(
+        static_cast<std::byte*>(backend.allocate(static_cast<std::size_t>(plan_.arena_bytes), options_.device_index)),
+        ArenaDeleter{on_gpu});
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::out_of_memory || on_gpu) throw;
+    fail_with(ErrorKind::out_of_memory, "graph::Executor", "cannot allocate the arena of ", plan_.arena_bytes,
+              " bytes");
   }
   const std::size_t nv = graph_.values.size();
   data_.assign(nv, nullptr);

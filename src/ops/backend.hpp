@@ -76,6 +76,9 @@ class Backend {
   const KernelLists* kernels_;
 };
 
+/// Every device kind with a backend object, in the order kernel_lists() reports them.
+inline constexpr Device kBackendDevices[] = {Device::cpu, Device::cuda};
+
 /// The backend of `device` (the objects live for the whole process).
 const Backend& backend(Device device);
 

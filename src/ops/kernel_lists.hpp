@@ -21,6 +21,7 @@ namespace ampkit::ops {
 /// A device's lists, each best first with its reference last.
 struct KernelLists {
   std::span<const GemmKernel> gemm;
+  GemmCallFn gemm_call = nullptr;  // runs a whole call with `gemm` (null only in an absent backend)
   std::span<const NormForwardEntry> layer_norm_forward;
   std::span<const NormBackwardEntry> layer_norm_backward;
   std::span<const NormForwardEntry> rms_norm_forward;

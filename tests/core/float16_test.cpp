@@ -145,13 +145,13 @@ TEST(Convert, EveryKernelMatchesTheReferenceBitForBit) {
         std::vector<std::uint16_t> expected(static_cast<std::size_t>(len) + 1, 0xdead),
             got(static_cast<std::size_t>(len) + 1, 0xdead);
         cpu::convert_ref(input.data(), DType::f32, expected.data(), narrow, len);
-        k.run(input.data(), DType::f32, got.data(), narrow, len);
+        k.run({input.data(), DType::f32, got.data(), narrow, len});
         ASSERT_EQ(got, expected) << k.name << " f32 -> " << dtype_name(narrow) << " len " << len;
         // Widening back: every 16-bit value.
         std::vector<float> wide_expected(static_cast<std::size_t>(len) + 1, 7.0f),
             wide_got(static_cast<std::size_t>(len) + 1, 7.0f);
         cpu::convert_ref(expected.data(), narrow, wide_expected.data(), DType::f32, len);
-        k.run(expected.data(), narrow, wide_got.data(), DType::f32, len);
+        k.run({expected.data(), narrow, wide_got.data(), DType::f32, len});
         ASSERT_EQ(0, std::memcmp(wide_got.data(), wide_expected.data(), wide_got.size() * 4))
             << k.name << " " << dtype_name(narrow) << " -> f32 len " << len;
       }
@@ -164,7 +164,7 @@ TEST(Convert, EveryKernelMatchesTheReferenceBitForBit) {
         if (from == to) continue;
         std::vector<unsigned char> expected(65536 * dtype_size(to)), got(65536 * dtype_size(to));
         cpu::convert_ref(all.data(), from, expected.data(), to, 65536);
-        k.run(all.data(), from, got.data(), to, 65536);
+        k.run({all.data(), from, got.data(), to, 65536});
         ASSERT_EQ(got, expected) << k.name << " " << dtype_name(from) << " -> " << dtype_name(to);
       }
     }

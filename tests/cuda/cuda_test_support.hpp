@@ -21,6 +21,7 @@
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/ops/kernel_info.hpp"
 #include "core/element.hpp"
 
 /// Skips the test, saying why, when no CUDA device can run ampkit's kernels here.
@@ -96,6 +97,29 @@ class DeviceArray {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// Every list's reference entry while in scope (when `on`): on the host the CPU's double
+// reference (the oracle of error_bounds.hpp), on the GPU the CUDA list's reference entry, which
+// runs that CPU reference on host copies of the operands (src/cuda/common/cuda_reference.hpp).
+struct ReferenceOnly {
+  explicit ReferenceOnly(bool on = true) : on_(on) {
+    if (on_) set_reference_kernels(true);
+  }
+  ~ReferenceOnly() {
+    if (on_) set_reference_kernels(false);
+  }
+  ReferenceOnly(const ReferenceOnly&) = delete;
+  ReferenceOnly& operator=(const ReferenceOnly&) = delete;
+
+ private:
+  bool on_;
+};
+
+// Each GPU call runs three times: twice on the list's first entry (the same bits both times),
+// then (run kCudaReference) on the CUDA reference entry, whose bits must be the CPU reference's:
+// so the fast entry's comparison with the CPU reference is its comparison with the CUDA one.
+inline constexpr int kRuns = 3;
+inline constexpr int kCudaReference = 2;
 
 /// The unit roundoff of a dtype (2^-24, 2^-8, 2^-11).
 inline double unit_roundoff(DType t) { return t == DType::f32 ? 0x1p-24 : t == DType::bf16 ? 0x1p-8 : 0x1p-11; }

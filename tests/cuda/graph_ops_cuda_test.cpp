@@ -28,14 +28,6 @@ namespace {
 
 constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
-// The CPU's double reference while in scope (the oracle of error_bounds.hpp).
-struct ReferenceOnly {
-  ReferenceOnly() { set_reference_kernels(true); }
-  ~ReferenceOnly() { set_reference_kernels(false); }
-  ReferenceOnly(const ReferenceOnly&) = delete;
-  ReferenceOnly& operator=(const ReferenceOnly&) = delete;
-};
-
 TensorView host_view(HostArray& a, std::initializer_list<std::int64_t> shape) {
   return TensorView(a.data(), a.t, shape);
 }
@@ -100,14 +92,17 @@ TEST(CudaGraphOps, ConvertEveryDtypePairGivesTheCpuBits) {
         fill_random(src, rng, -70000.0f, 70000.0f, true);  // f16 overflow and subnormals
         for (std::int64_t i = 0; i < n; i += 5) src.set(i, src.get(i) * 0x1p-20f);
         convert(host_view(src, {n}), host_view(cpu, {n}));
-        HostArray gpu[2];
-        for (HostArray& g : gpu) {
+        HostArray gpu[kRuns];
+        for (int run = 0; run < kRuns; ++run) {
+          ReferenceOnly cuda_reference(run == kCudaReference);
+          HostArray& g = gpu[run];
           DeviceArray d_src(src), d_dst(cpu.bytes.size(), 0x7f);
           convert(device_view(d_src, from, {n}), device_view(d_dst, to, {n}));
           g = d_dst.to_host(to);
         }
         expect_cpu_bits(where, "dst", gpu[0], cpu);
         expect_same_bits(where, "dst", gpu[0], gpu[1]);
+        expect_cpu_bits(where, "dst of convert_ref_cuda", gpu[kCudaReference], cpu);  // convert is exact
       }
 }
 
@@ -128,8 +123,10 @@ TEST(CudaGraphOps, AddGivesTheCpuBits) {
       fill_random(a, rng, -3.0f, 3.0f);
       fill_random(b, rng, -3.0f, 3.0f);
       add(host_view(a, {rows, n}), host_view(b, {rows, n}), host_view(cpu, {rows, n}));
-      HostArray gpu[2];
-      for (HostArray& g : gpu) {
+      HostArray gpu[kRuns];
+      for (int run = 0; run < kRuns; ++run) {
+        ReferenceOnly cuda_reference(run == kCudaReference);
+        HostArray& g = gpu[run];
         DeviceArray da(a), db(b), dout(cpu.bytes.size(), 0x7f);
         add(device_view(da, mix[0], {rows, n}), device_view(db, mix[1], {rows, n}),
             device_view(dout, mix[2], {rows, n}));
@@ -137,6 +134,7 @@ TEST(CudaGraphOps, AddGivesTheCpuBits) {
       }
       expect_cpu_bits(where, "out", gpu[0], cpu);
       expect_same_bits(where, "out", gpu[0], gpu[1]);
+      expect_cpu_bits(where, "out of elementwise_ref_cuda", gpu[kCudaReference], cpu);  // add is exact
     }
 }
 
@@ -168,8 +166,9 @@ TEST(CudaGraphOps, EmbeddingGivesTheCpuBits) {
                             host_view(out_cpu, {s.tokens, s.dim}));
           embedding_backward(host_view(ids, {s.tokens}), host_view(dout, {s.tokens, s.dim}),
                              host_view(dtable_cpu, {s.vocab, s.dim}), accumulate);
-          HostArray out_gpu[2], dtable_gpu[2];
-          for (int run = 0; run < 2; ++run) {
+          HostArray out_gpu[kRuns], dtable_gpu[kRuns];
+          for (int run = 0; run < kRuns; ++run) {
+            ReferenceOnly cuda_reference(run == kCudaReference);
             DeviceArray d_ids(ids), d_table(table), d_out(out.bytes.size(), 0x7f), d_dout(dout), d_dtable(dtable);
             embedding_forward(device_view(d_ids, DType::i32, {s.tokens}),
                               device_view(d_table, table_t, {s.vocab, s.dim}),
@@ -184,6 +183,8 @@ TEST(CudaGraphOps, EmbeddingGivesTheCpuBits) {
           expect_cpu_bits(where, "dtable", dtable_gpu[0], dtable_cpu);
           expect_same_bits(where, "out", out_gpu[0], out_gpu[1]);
           expect_same_bits(where, "dtable", dtable_gpu[0], dtable_gpu[1]);
+          expect_cpu_bits(where, "out of embedding_fwd_ref_cuda", out_gpu[kCudaReference], out_cpu);
+          expect_cpu_bits(where, "dtable of embedding_bwd_ref_cuda", dtable_gpu[kCudaReference], dtable_cpu);
         }
 }
 
@@ -205,8 +206,9 @@ TEST(CudaGraphOps, GeluMatchesTheReference) {
             gelu_forward(host_view(x, {rows, n}), host_view(y_ref, {rows, n}), variant);
             gelu_backward(host_view(x, {rows, n}), host_view(dy, {rows, n}), host_view(dx_ref, {rows, n}), variant);
           }
-          HostArray y_gpu[2], dx_gpu[2];
-          for (int run = 0; run < 2; ++run) {
+          HostArray y_gpu[kRuns], dx_gpu[kRuns];
+          for (int run = 0; run < kRuns; ++run) {
+            ReferenceOnly cuda_reference(run == kCudaReference);
             DeviceArray d_x(x), d_dy(dy), d_y(y_ref.bytes.size(), 0x7f), d_dx(dx_ref.bytes.size(), 0x7f);
             gelu_forward(device_view(d_x, x_t, {rows, n}), device_view(d_y, out_t, {rows, n}), variant);
             gelu_backward(device_view(d_x, x_t, {rows, n}), device_view(d_dy, out_t, {rows, n}),
@@ -220,6 +222,8 @@ TEST(CudaGraphOps, GeluMatchesTheReference) {
                   [&](std::int64_t i) { return error_bounds::gelu_backward_output(dy.get(i), dx_ref.get(i), out_t); });
           expect_same_bits(where, "y", y_gpu[0], y_gpu[1]);
           expect_same_bits(where, "dx", dx_gpu[0], dx_gpu[1]);
+          expect_cpu_bits(where, "y of gelu_ref_cuda", y_gpu[kCudaReference], y_ref);
+          expect_cpu_bits(where, "dx of gelu_ref_cuda", dx_gpu[kCudaReference], dx_ref);
         }
 }
 
@@ -244,8 +248,9 @@ TEST(CudaGraphOps, SoftmaxCrossEntropyMatchesTheReference) {
         softmax_cross_entropy_backward(host_view(logits, {rows, classes}), host_view(targets, {rows}),
                                        host_view(lse_ref, {rows}), dloss, host_view(dlogits_ref, {rows, classes}));
       }
-      HostArray lse_gpu[2], loss_gpu[2], dlogits_gpu[2];
-      for (int run = 0; run < 2; ++run) {
+      HostArray lse_gpu[kRuns], loss_gpu[kRuns], dlogits_gpu[kRuns];
+      for (int run = 0; run < kRuns; ++run) {
+        ReferenceOnly cuda_reference(run == kCudaReference);
         DeviceArray d_logits(logits), d_targets(targets), d_lse(lse_ref.bytes.size(), 0x7f), d_loss(4, 0x7f),
             d_lse_ref(lse_ref), d_dlogits(dlogits_ref.bytes.size(), 0x7f);
         softmax_cross_entropy_forward(device_view(d_logits, logits_t, {rows, classes}),
@@ -275,6 +280,9 @@ TEST(CudaGraphOps, SoftmaxCrossEntropyMatchesTheReference) {
       expect_same_bits(where, "lse", lse_gpu[0], lse_gpu[1]);
       expect_same_bits(where, "loss", loss_gpu[0], loss_gpu[1]);
       expect_same_bits(where, "dlogits", dlogits_gpu[0], dlogits_gpu[1]);
+      expect_cpu_bits(where, "lse of softmax_cross_entropy_fwd_ref_cuda", lse_gpu[kCudaReference], lse_ref);
+      expect_cpu_bits(where, "loss of softmax_cross_entropy_fwd_ref_cuda", loss_gpu[kCudaReference], loss_ref);
+      expect_cpu_bits(where, "dlogits of softmax_cross_entropy_bwd_ref_cuda", dlogits_gpu[kCudaReference], dlogits_ref);
     }
 }
 
@@ -332,8 +340,9 @@ void check_attention(DType t, const AttentionCase& s, std::mt19937_64& rng, std:
     b.accumulate = accumulate;
     attention_backward(b);
   }
-  HostArray out_gpu[2], lse_gpu[2], dqkv_gpu[2];
-  for (int run = 0; run < 2; ++run) {
+  HostArray out_gpu[kRuns], lse_gpu[kRuns], dqkv_gpu[kRuns];
+  for (int run = 0; run < kRuns; ++run) {
+    ReferenceOnly cuda_reference(run == kCudaReference);
     DeviceArray d_qkv(qkv), d_out(out_ref.bytes.size(), 0x7f), d_lse(lse_ref.bytes.size(), 0x7f), d_out_ref(out_ref),
         d_lse_ref(lse_ref), d_dout(dout), d_dqkv(dqkv_old);
     TensorView packed = device_view(d_qkv, t, {s.batch, s.seq, 3 * c});
@@ -411,6 +420,9 @@ void check_attention(DType t, const AttentionCase& s, std::mt19937_64& rng, std:
   expect_same_bits(where, "out", out_gpu[0], out_gpu[1]);
   expect_same_bits(where, "lse", lse_gpu[0], lse_gpu[1]);
   expect_same_bits(where, "dqkv", dqkv_gpu[0], dqkv_gpu[1]);
+  expect_cpu_bits(where, "out of attention_fwd_ref_cuda", out_gpu[kCudaReference], out_ref);
+  expect_cpu_bits(where, "lse of attention_fwd_ref_cuda", lse_gpu[kCudaReference], lse_ref);
+  expect_cpu_bits(where, "dqkv of attention_bwd_ref_cuda", dqkv_gpu[kCudaReference], dqkv_ref);
 }
 
 }  // namespace

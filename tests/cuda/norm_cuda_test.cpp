@@ -72,8 +72,9 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
   if (!rms) f.mean = vec(mean_cpu, rows);
   f.rstd = vec(rstd_cpu, rows);
   rms ? rms_norm_forward(f) : layer_norm_forward(f);
-  HostArray y_gpu[2], mean_gpu[2], rstd_gpu[2];
-  for (int run = 0; run < 2; ++run) {
+  HostArray y_gpu[kRuns], mean_gpu[kRuns], rstd_gpu[kRuns];
+  for (int run = 0; run < kRuns; ++run) {
+    ReferenceOnly cuda_reference(run == kCudaReference);
     DeviceArray dx_in(x), dg(gamma), db(beta), dyv(y.bytes.size(), 0x7f), dm(mean.bytes.size(), 0x7f),
         dr(rstd.bytes.size(), 0x7f);
     NormForwardArgs g;
@@ -98,6 +99,10 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
     const double mu = rms ? 0.0 : mean_cpu.get(r), rs = rstd_cpu.get(r);
     if (!rms) report("mean", r, mean_gpu[0].get(r), mu, stat_tol * 4.0);
     report("rstd", r, rstd_gpu[0].get(r), rs, stat_tol * rs);
+    // The fast entry against the CUDA reference entry (the CPU reference on host copies).
+    const int ref = kCudaReference;
+    if (!rms) report("mean vs the CUDA reference", r, mean_gpu[0].get(r), mean_gpu[ref].get(r), stat_tol * 4.0);
+    report("rstd vs the CUDA reference", r, rstd_gpu[0].get(r), rstd_gpu[ref].get(r), stat_tol * rs);
     for (std::int64_t j = 0; j < n; ++j) {
       const std::int64_t i = r * n + j;
       const double gj = with_gamma ? gamma.get(j) : 1.0, bj = with_beta ? beta.get(j) : 0.0;
@@ -106,6 +111,7 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
                            stat_tol * (std::fabs(xh) + rs * std::fabs(mu) + 1.0) * std::fabs(gj) * 4.0 +
                            0x1p-24 * std::fabs(bj);
       report("y", i, y_gpu[0].get(i), y_cpu.get(i), bound);
+      report("y vs the CUDA reference", i, y_gpu[0].get(i), y_gpu[ref].get(i), bound);
     }
   }
 
@@ -123,8 +129,9 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
   if (want_dbeta) b.dbeta = vec(dbeta_cpu, n);
   b.accumulate = accumulate;
   rms ? rms_norm_backward(b) : layer_norm_backward(b);
-  HostArray dx_gpu[2], dgamma_gpu[2], dbeta_gpu[2];
-  for (int run = 0; run < 2; ++run) {
+  HostArray dx_gpu[kRuns], dgamma_gpu[kRuns], dbeta_gpu[kRuns];
+  for (int run = 0; run < kRuns; ++run) {
+    ReferenceOnly cuda_reference(run == kCudaReference);
     DeviceArray ddy(dy), dxin(x), dm(mean_cpu), dr(rstd_cpu), dg(gamma), ddx(dx.bytes.size(), 0x7f), ddg(dgamma),
         ddb(dbeta);
     NormBackwardArgs g;
@@ -166,6 +173,7 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
       const double bound = 2.0 * u * std::fabs(dx_cpu.get(i)) +
                            4.0 * stat_tol * rs * (std::fabs(g) + mg + (std::fabs(xh) + 1.0) * mgx) + 1e-7;
       report("dx", i, dx_gpu[0].get(i), dx_cpu.get(i), bound);
+      report("dx vs the CUDA reference", i, dx_gpu[0].get(i), dx_gpu[kCudaReference].get(i), bound);
     }
   }
   const double up = unit_roundoff(mix.p), sum_tol = static_cast<double>(rows + 2) * 0x1p-23 + 2e-6;
@@ -173,12 +181,17 @@ int check_norm(const NormMix& mix, NormKind kind, NormShape s, std::mt19937_64& 
     const auto jj = static_cast<std::size_t>(j);
     const double acc_g = accumulate ? std::fabs(dgamma.get(j)) : 0.0,
                  acc_b = accumulate ? std::fabs(dbeta.get(j)) : 0.0;
-    if (want_dgamma)
-      report("dgamma", j, dgamma_gpu[0].get(j), dgamma_cpu.get(j),
-             2.0 * up * std::fabs(dgamma_cpu.get(j)) + sum_tol * (sum_dyxh[jj] + acc_g) + 1e-7);
-    if (want_dbeta)
-      report("dbeta", j, dbeta_gpu[0].get(j), dbeta_cpu.get(j),
-             2.0 * up * std::fabs(dbeta_cpu.get(j)) + sum_tol * (sum_dy[jj] + acc_b) + 1e-7);
+    const double dgamma_bound = 2.0 * up * std::fabs(dgamma_cpu.get(j)) + sum_tol * (sum_dyxh[jj] + acc_g) + 1e-7;
+    const double dbeta_bound = 2.0 * up * std::fabs(dbeta_cpu.get(j)) + sum_tol * (sum_dy[jj] + acc_b) + 1e-7;
+    const int ref = kCudaReference;
+    if (want_dgamma) {
+      report("dgamma", j, dgamma_gpu[0].get(j), dgamma_cpu.get(j), dgamma_bound);
+      report("dgamma vs the CUDA reference", j, dgamma_gpu[0].get(j), dgamma_gpu[ref].get(j), dgamma_bound);
+    }
+    if (want_dbeta) {
+      report("dbeta", j, dbeta_gpu[0].get(j), dbeta_cpu.get(j), dbeta_bound);
+      report("dbeta vs the CUDA reference", j, dbeta_gpu[0].get(j), dbeta_gpu[ref].get(j), dbeta_bound);
+    }
   }
   return bad;
 }

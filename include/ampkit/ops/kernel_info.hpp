@@ -22,7 +22,7 @@ struct KernelStatus {
 /// bf16 engines) say so per call through that op's *_kernel_statuses query.
 struct KernelList {
   std::string op;               // "gemm", "layer_norm_forward", "attention_backward", ...
-  Device device = Device::cpu;  // a cuda list has no reference entry
+  Device device = Device::cpu;  // every list ends in its reference entry
   std::vector<KernelStatus> kernels;
 };
 

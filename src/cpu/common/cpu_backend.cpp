@@ -1,5 +1,6 @@
 // The CPU backend (device layer): host memory (64-byte aligned), plain copies and fills, no
-// stream (a CPU op has finished when it returns), and the CPU kernel lists of every op.
+// stream (a CPU op has finished when it returns), and the CPU kernel lists of every op. The CPU is
+// one device: device_index is not read.
 #include <cstring>
 #include <new>
 
@@ -12,13 +13,10 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-void require_cpu(const char* fn, int device_index) {
-  if (device_index != 0) fail(fn, "device_index must be 0 for the cpu, but got ", device_index);
-}
-
 KernelLists cpu_lists() {
   KernelLists l;
   l.gemm = cpu::gemm_kernels();
+  l.gemm_call = cpu::gemm_call;
   l.layer_norm_forward = cpu::layer_norm_fwd_kernels();
   l.layer_norm_backward = cpu::layer_norm_bwd_kernels();
   l.rms_norm_forward = cpu::rms_norm_fwd_kernels();
@@ -47,14 +45,10 @@ class CpuBackend final : public Backend {
   bool built() const override { return true; }
   const char* unavailable() const override { return nullptr; }
   int usable_devices() const override { return 1; }
-  std::string device_description(int device_index) const override {
-    require_cpu("device_description", device_index);
-    return "cpu";
-  }
+  std::string device_description(int) const override { return "cpu"; }
   const char* pointer_problem(const void*, int) const override { return nullptr; }
 
-  void* allocate(std::size_t bytes, int device_index) const override {
-    require_cpu("allocate", device_index);
+  void* allocate(std::size_t bytes, int) const override {
     if (bytes == 0) return nullptr;
     void* p = ::operator new(bytes, kAlignment, std::nothrow);
     if (p == nullptr)
@@ -64,38 +58,26 @@ class CpuBackend final : public Backend {
   void deallocate(void* ptr) const noexcept override {
     if (ptr != nullptr) ::operator delete(ptr, kAlignment);
   }
-  void copy_to_device(void* dst, const void* src, std::size_t bytes, int device_index) const override {
-    copy("copy_to_device", dst, src, bytes, device_index);
+  void copy_to_device(void* dst, const void* src, std::size_t bytes, int) const override { copy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes, int) const override { copy(dst, src, bytes); }
+  void copy_on_device(void* dst, const void* src, std::size_t bytes, int) const override { copy(dst, src, bytes); }
+  void copy_on_device_async(void* dst, const void* src, std::size_t bytes, int) const override {
+    copy(dst, src, bytes);
   }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes, int device_index) const override {
-    copy("copy_to_host", dst, src, bytes, device_index);
-  }
-  void copy_on_device(void* dst, const void* src, std::size_t bytes, int device_index) const override {
-    copy("copy_on_device", dst, src, bytes, device_index);
-  }
-  void copy_on_device_async(void* dst, const void* src, std::size_t bytes, int device_index) const override {
-    copy("copy_on_device_async", dst, src, bytes, device_index);
-  }
-  void fill_bytes(void* dst, int byte, std::size_t bytes, int device_index) const override {
-    require_cpu("fill_bytes", device_index);
+  void fill_bytes(void* dst, int byte, std::size_t bytes, int) const override {
     if (bytes != 0) std::memset(dst, byte, bytes);
   }
 
-  void set_stream(void* stream, int device_index) const override {
-    require_cpu("set_stream", device_index);
+  void set_stream(void* stream, int) const override {
     if (stream != nullptr) fail("set_stream", "the cpu has no streams: stream must be nullptr");
   }
-  void* stream(int device_index) const override {
-    require_cpu("stream", device_index);
-    return nullptr;
-  }
-  void synchronize(int device_index) const override { require_cpu("synchronize", device_index); }
+  void* stream(int) const override { return nullptr; }
+  void synchronize(int) const override {}
   std::size_t workspace_bytes(int) const noexcept override { return 0; }
-  void release_workspace(int device_index) const override { require_cpu("release_workspace", device_index); }
+  void release_workspace(int) const override {}
 
  private:
-  static void copy(const char* fn, void* dst, const void* src, std::size_t bytes, int device_index) {
-    require_cpu(fn, device_index);
+  static void copy(void* dst, const void* src, std::size_t bytes) {
     if (bytes != 0) std::memmove(dst, src, bytes);
   }
 

@@ -11,6 +11,12 @@ const char* copy_declines(const ops::ConvertProblem& p) {
   return p.from != p.to ? "copies only: src and dst dtypes differ" : nullptr;
 }
 
+// The list's entries take the problem; the kernels keep their plain signature for other callers.
+template <void (*Kernel)(const void*, DType, void*, DType, std::int64_t)>
+void entry(const ops::ConvertProblem& p) {
+  Kernel(p.src, p.from, p.dst, p.to, p.n);
+}
+
 }  // namespace
 
 void convert_copy(const void* src, DType from, void* dst, DType, std::int64_t n) {
@@ -19,11 +25,11 @@ void convert_copy(const void* src, DType from, void* dst, DType, std::int64_t n)
 
 std::span<const ops::ConvertEntry> convert_kernels() {
   static const ops::ConvertEntry list[] = {
-      {"convert_copy", {Device::cpu, Isa::ref, false}, copy_declines, convert_copy},
-      {"convert_avx512bf16", {Device::cpu, Isa::avx512, true}, nullptr, convert_avx512bf16},
-      {"convert_avx512", {Device::cpu, Isa::avx512, false}, nullptr, convert_avx512},
-      {"convert_avx2", {Device::cpu, Isa::avx2, false}, nullptr, convert_avx2},
-      {"convert_ref", {Device::cpu, Isa::ref, false}, nullptr, convert_ref},
+      {"convert_copy", {Device::cpu, Isa::ref, false}, copy_declines, entry<convert_copy>},
+      {"convert_avx512bf16", {Device::cpu, Isa::avx512, true}, nullptr, entry<convert_avx512bf16>},
+      {"convert_avx512", {Device::cpu, Isa::avx512, false}, nullptr, entry<convert_avx512>},
+      {"convert_avx2", {Device::cpu, Isa::avx2, false}, nullptr, entry<convert_avx2>},
+      {"convert_ref", {Device::cpu, Isa::ref, false}, nullptr, entry<convert_ref>},
   };
   return list;
 }

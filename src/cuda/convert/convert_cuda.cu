@@ -1,16 +1,15 @@
 // Bulk conversion on CUDA (CUDA layer): every pair of f32 / bf16 / f16, widened exactly to fp32
 // and rounded once to nearest even (NaN stays NaN, f16 overflow goes to Inf), as the CPU
-// kernels; equal dtypes are a device copy. One thread an element over a grid-stride loop. The
-// front end calls convert_cuda (the problem carries the GPU); the list's entry finds the GPU
-// from dst's pointer, for callers that run list entries directly.
+// kernels; equal dtypes are a device copy. One thread an element over a grid-stride loop, on
+// cuda:p.device_index (the problem carries the GPU).
 #include <cstdint>
 
 #include "ampkit/core/error.hpp"
 #include "cuda/common/element_cuda.cuh"
 #include "cuda/common/grid_cuda.cuh"
+#include "cuda/convert/convert_cuda.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_context.hpp"
-#include "ops/convert/convert_kernels.hpp"
 
 namespace ampkit::cuda {
 namespace {
@@ -19,18 +18,6 @@ __global__ void convert_kernel(const void* src, DType from, void* dst, DType to,
   for (std::int64_t i = flat_index(); i < n; i += flat_stride())
     store_from_float(dst, to, i, load_as_float(src, from, i));
 }
-
-void convert_entry(const void* src, DType from, void* dst, DType to, std::int64_t n) {
-  ops::ConvertProblem p{src, from, dst, to, n};
-  cudaPointerAttributes attributes{};
-  check_cuda(cudaPointerGetAttributes(&attributes, dst), "convert", "cudaPointerGetAttributes(dst)");
-  p.device = Device::cuda;
-  p.device_index = attributes.device;
-  convert_cuda(p);
-}
-
-constexpr ops::KernelNeeds kCuda{Device::cuda, Isa::ref, false};
-constexpr ops::ConvertEntry kConvert[] = {{"convert_cuda", kCuda, nullptr, convert_entry}};
 
 }  // namespace
 
@@ -47,7 +34,5 @@ void convert_cuda(const ops::ConvertProblem& p) {
   convert_kernel<<<flat_blocks(p.n), kFlatThreads, 0, ctx.stream>>>(p.src, p.from, p.dst, p.to, p.n);
   check_launch(fn, "the conversion kernel");
 }
-
-std::span<const ops::ConvertEntry> convert_cuda_kernels() { return kConvert; }
 
 }  // namespace ampkit::cuda

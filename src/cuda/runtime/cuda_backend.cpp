@@ -8,6 +8,7 @@
 #include "ampkit/core/error.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_context.hpp"
+#include "cuda/runtime/cuda_kernel_lists.hpp"
 #include "ops/backend.hpp"
 #include "ops/kernel_lists.hpp"
 
@@ -66,6 +67,7 @@ void copy(const char* fn, void* dst, const void* src, std::size_t bytes, cudaMem
 ops::KernelLists cuda_lists() {
   ops::KernelLists l;
   l.gemm = gemm_cuda_kernels();
+  l.gemm_call = gemm_call;
   l.layer_norm_forward = layer_norm_fwd_cuda_kernels();
   l.layer_norm_backward = layer_norm_bwd_cuda_kernels();
   l.rms_norm_forward = rms_norm_fwd_cuda_kernels();

@@ -2,16 +2,13 @@
 // builds its views from (bound_node.hpp). Called when the executor binds its nodes.
 #include "graph/ops/bound_node.hpp"
 
-#include "ampkit/device/cuda.hpp"
+#include "ops/backend.hpp"
 
 namespace ampkit::graph {
 
 float read_bound_scalar(const BoundNode& b) {
   float value = 0.0f;
-  if (b.device == Device::cuda)
-    cuda_copy_to_host(&value, b.scalar, sizeof(float), b.device_index);
-  else
-    value = *static_cast<const float*>(b.scalar);
+  ops::backend(b.device).copy_to_host(&value, b.scalar, sizeof(float), b.device_index);
   return value;
 }
 

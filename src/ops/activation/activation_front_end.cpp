@@ -6,7 +6,9 @@
 
 #include "ampkit/core/error.hpp"
 #include "ops/activation/activation_kernels.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -18,9 +20,7 @@ void check_variant(const char* fn, GeluVariant variant) {
 }
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
-std::span<const ops::GeluEntry> kernels(const ops::GeluProblem& p) {
-  return p.device == Device::cuda ? cuda::gelu_cuda_kernels() : cpu::gelu_kernels();
-}
+std::span<const ops::GeluEntry> kernels(const ops::GeluProblem& p) { return ops::backend(p.device).kernels().gelu; }
 
 void run(const ops::GeluProblem& p) {
   if (p.rows == 0 || p.n == 0) return;

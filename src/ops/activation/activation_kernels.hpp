@@ -49,11 +49,3 @@ void gelu_reference(const ops::GeluProblem& p);
 std::span<const ops::GeluEntry> gelu_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA list (src/cuda/activation/gelu_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::GeluEntry> gelu_cuda_kernels();
-
-}  // namespace ampkit::cuda

@@ -5,18 +5,20 @@
 #include "ampkit/ops/attention.hpp"
 
 #include "ops/attention/attention_problem.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
+#include "ops/kernel_lists.hpp"
 
 namespace ampkit {
 namespace {
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
 std::span<const ops::AttentionForwardEntry> forward_kernels(const ops::AttentionForwardProblem& p) {
-  return p.device == Device::cuda ? cuda::attention_forward_cuda_kernels() : ops::attention_forward_kernels();
+  return ops::backend(p.device).kernels().attention_forward;
 }
 
 std::span<const ops::AttentionBackwardEntry> backward_kernels(const ops::AttentionBackwardProblem& p) {
-  return p.device == Device::cuda ? cuda::attention_backward_cuda_kernels() : ops::attention_backward_kernels();
+  return ops::backend(p.device).kernels().attention_backward;
 }
 
 }  // namespace

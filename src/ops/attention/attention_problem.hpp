@@ -75,12 +75,3 @@ std::span<const AttentionForwardEntry> attention_forward_kernels();
 std::span<const AttentionBackwardEntry> attention_backward_kernels();
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cuda {
-
-/// The CUDA lists (src/cuda/attention/attention_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels();
-std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels();
-
-}  // namespace ampkit::cuda

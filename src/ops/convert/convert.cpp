@@ -10,8 +10,10 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/checked_math.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/convert/convert_kernels.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/operand_checks.hpp"
 
@@ -66,18 +68,12 @@ ops::ConvertProblem validate(const TensorView& src, const TensorView& dst, ops::
 }
 
 std::span<const ops::ConvertEntry> kernels(const ops::ConvertProblem& p) {
-  return p.device == Device::cuda ? cuda::convert_cuda_kernels() : cpu::convert_kernels();
+  return ops::backend(p.device).kernels().convert;
 }
 
 void run(const ops::ConvertProblem& p) {
   if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
-  const ops::ConvertEntry& k = ops::select_kernel(kernels(p), p);
-  if (p.device == Device::cuda) {
-    // The CUDA entries take the device index through the problem; ConvertFn has no room for it.
-    cuda::convert_cuda(p);
-    return;
-  }
-  k.run(p.src, p.from, p.dst, p.to, p.n);
+  ops::select_kernel(kernels(p), p).run(p);
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ struct ConvertProblem {
   int device_index = 0;
 };
 
-/// Converts n elements from `src` (dtype from) to `dst` (dtype to); any pair of f32/bf16/f16.
-using ConvertFn = void (*)(const void* src, DType from, void* dst, DType to, std::int64_t n);
+/// Converts p.n elements from p.src (dtype p.from) to p.dst (dtype p.to); any pair of
+/// f32/bf16/f16. The entry takes the whole problem, so a GPU entry knows its device.
+using ConvertFn = void (*)(const ConvertProblem& p);
 using ConvertEntry = ops::KernelEntry<ConvertProblem, ConvertFn>;
 
 }  // namespace ampkit::ops
@@ -43,14 +44,3 @@ void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::i
 std::span<const ops::ConvertEntry> convert_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA list (src/cuda/convert/convert_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::ConvertEntry> convert_cuda_kernels();
-/// Runs `p` (device = cuda) on cuda:p.device_index: what the front end calls, since ConvertFn
-/// carries no device (the list's entry finds the GPU from dst's pointer instead).
-void convert_cuda(const ops::ConvertProblem& p);
-
-}  // namespace ampkit::cuda

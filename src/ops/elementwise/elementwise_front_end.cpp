@@ -5,8 +5,10 @@
 #include "ampkit/ops/elementwise.hpp"
 
 #include "ampkit/core/error.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/elementwise/elementwise_kernels.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -16,7 +18,7 @@ ops::ElementwiseOperand operand(const ops::RowsOperand& r) { return {r.data, r.d
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
 std::span<const ops::ElementwiseEntry> kernels(const ops::ElementwiseProblem& p) {
-  return p.device == Device::cuda ? cuda::elementwise_cuda_kernels() : cpu::elementwise_kernels();
+  return ops::backend(p.device).kernels().elementwise;
 }
 
 void run(const ops::ElementwiseProblem& p) {
@@ -149,7 +151,7 @@ void add_row_vector(const TensorView& x, const TensorView& bias, const TensorVie
 void sum_rows(const TensorView& x, const TensorView& out, bool accumulate) {
   const ops::SumRowsProblem p = sum_rows_problem(x, out, accumulate);
   if (p.n == 0) return;
-  ops::select_kernel(cpu::sum_rows_kernels(), p).run(p);
+  ops::select_kernel(ops::backend(Device::cpu).kernels().sum_rows, p).run(p);
 }
 
 void scale(const TensorView& x, float alpha, const TensorView& out) { run(scale_problem(x, alpha, out)); }
@@ -209,7 +211,7 @@ const char* add_row_vector_kernel_name(const TensorView& x, const TensorView& bi
 }
 
 const char* sum_rows_kernel_name(const TensorView& x, const TensorView& out, bool accumulate) {
-  return ops::select_kernel(cpu::sum_rows_kernels(), sum_rows_problem(x, out, accumulate)).name;
+  return ops::select_kernel(ops::backend(Device::cpu).kernels().sum_rows, sum_rows_problem(x, out, accumulate)).name;
 }
 
 const char* scale_kernel_name(const TensorView& x, float alpha, const TensorView& out) {

@@ -73,11 +73,3 @@ std::span<const ops::ElementwiseEntry> elementwise_kernels();
 std::span<const ops::SumRowsEntry> sum_rows_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA list (src/cuda/elementwise/elementwise_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::ElementwiseEntry> elementwise_cuda_kernels();
-
-}  // namespace ampkit::cuda

@@ -11,8 +11,10 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "core/checked_math.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -141,11 +143,11 @@ ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
 }
 
 std::span<const ops::EmbeddingForwardEntry> forward_kernels(const ops::EmbeddingForwardProblem& p) {
-  return p.device == Device::cuda ? cuda::embedding_forward_cuda_kernels() : cpu::embedding_forward_kernels();
+  return ops::backend(p.device).kernels().embedding_forward;
 }
 
 std::span<const ops::EmbeddingBackwardEntry> backward_kernels(const ops::EmbeddingBackwardProblem& p) {
-  return p.device == Device::cuda ? cuda::embedding_backward_cuda_kernels() : cpu::embedding_backward_kernels();
+  return ops::backend(p.device).kernels().embedding_backward;
 }
 
 }  // namespace

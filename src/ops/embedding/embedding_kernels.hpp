@@ -81,12 +81,3 @@ std::span<const ops::EmbeddingForwardEntry> embedding_forward_kernels();
 std::span<const ops::EmbeddingBackwardEntry> embedding_backward_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA lists (src/cuda/embedding/embedding_cuda_kernel_list.cpp; one unavailable entry each in a
-/// build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
-std::span<const ops::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
-
-}  // namespace ampkit::cuda

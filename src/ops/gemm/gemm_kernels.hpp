@@ -56,6 +56,11 @@ using GemmRunFn = void (*)(const GemmProblem& problem, GemmCounters& counters);
 /// One entry of the GEMM kernel list on the shared registry (src/ops/kernel_registry.hpp).
 using GemmKernel = ops::KernelEntry<GemmProblem, GemmRunFn>;
 
+/// How a backend runs a whole validated call: selects its entry once, runs it and returns it (for
+/// GemmReport). The CPU's applies the BLAS rules for m = 0, n = 0 and alpha = 0 around entries
+/// that need a product (gemm_call of src/cpu/gemm); CUDA's entries apply them themselves.
+using GemmCallFn = const GemmKernel& (*)(const GemmProblem& problem, GemmCounters& counters);
+
 /// The validation message for args ("" when valid), and for a valid call its decoded problem in
 /// `problem` (untouched otherwise). Never throws (except std::bad_alloc).
 std::string gemm_validate(const GemmArgs& args, GemmProblem& problem, ops::Stage stage = ops::Stage::call);
@@ -70,6 +75,11 @@ inline constexpr std::int64_t gemm_skinny_max = 16;
 
 /// All GEMM kernels, best first, the reference last.
 std::span<const ops::GemmKernel> gemm_kernels();
+/// The CPU backend's ops::GemmCallFn (gemm_kernel_list.cpp): gemm_call_on(gemm_kernels(), ...).
+const ops::GemmKernel& gemm_call(const ops::GemmProblem& problem, ops::GemmCounters& counters);
+/// The same with the entries of `list` (the CUDA reference entry passes the CPU reference alone).
+const ops::GemmKernel& gemm_call_on(std::span<const ops::GemmKernel> list, const ops::GemmProblem& problem,
+                                    ops::GemmCounters& counters);
 
 /// Writes the bias gradient alone, for calls whose product is skipped (alpha == 0) or empty
 /// (m == 0 or n == 0): BGRADA / BGRADB sum their operand as given; the row sums of an empty D
@@ -89,12 +99,3 @@ void gemm_run_skinny_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounte
 void gemm_run_skinny_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters);
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA GEMM list (src/cuda/gemm/gemm_cuda_kernel_list.cpp; one unavailable entry in a
-/// build without the backend). Its entries need Device::cuda and run every part of a call
-/// (m = 0 or n = 0, alpha = 0) themselves: the front end never touches device memory.
-std::span<const ops::GemmKernel> gemm_cuda_kernels();
-
-}  // namespace ampkit::cuda

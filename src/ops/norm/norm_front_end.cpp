@@ -10,6 +10,8 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "ops/backend.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/norm/norm_front_end.hpp"
 
@@ -22,15 +24,13 @@ const char* norm_function_name(NormKind kind, bool backward) {
 }
 
 std::span<const ops::NormForwardEntry> norm_forward_kernels(NormKind kind, Device device) {
-  if (device == Device::cuda)
-    return kind == NormKind::rms ? cuda::rms_norm_fwd_cuda_kernels() : cuda::layer_norm_fwd_cuda_kernels();
-  return kind == NormKind::rms ? cpu::rms_norm_fwd_kernels() : cpu::layer_norm_fwd_kernels();
+  const ops::KernelLists& lists = ops::backend(device).kernels();
+  return kind == NormKind::rms ? lists.rms_norm_forward : lists.layer_norm_forward;
 }
 
 std::span<const ops::NormBackwardEntry> norm_backward_kernels(NormKind kind, Device device) {
-  if (device == Device::cuda)
-    return kind == NormKind::rms ? cuda::rms_norm_bwd_cuda_kernels() : cuda::layer_norm_bwd_cuda_kernels();
-  return kind == NormKind::rms ? cpu::rms_norm_bwd_kernels() : cpu::layer_norm_bwd_kernels();
+  const ops::KernelLists& lists = ops::backend(device).kernels();
+  return kind == NormKind::rms ? lists.rms_norm_backward : lists.layer_norm_backward;
 }
 
 void run_norm_forward(const ops::NormForwardProblem& p, const ops::NormForwardEntry& entry) {

@@ -103,18 +103,6 @@ std::span<const ops::NormBackwardEntry> rms_norm_bwd_kernels();
 
 }  // namespace ampkit::cpu
 
-namespace ampkit::cuda {
-
-/// The CUDA lists of the four operations (src/cuda/norm/norm_cuda_kernel_list.cpp; one
-/// unavailable entry each in a build without the backend). Every entry needs Device::cuda and
-/// handles rows = 0 itself (the front end never touches device memory).
-std::span<const ops::NormForwardEntry> layer_norm_fwd_cuda_kernels();
-std::span<const ops::NormBackwardEntry> layer_norm_bwd_cuda_kernels();
-std::span<const ops::NormForwardEntry> rms_norm_fwd_cuda_kernels();
-std::span<const ops::NormBackwardEntry> rms_norm_bwd_cuda_kernels();
-
-}  // namespace ampkit::cuda
-
 namespace ampkit::cpu {
 
 /// Per-calling-thread fp32 scratch of at least `floats` elements, 64-byte aligned. Grows (heap)

@@ -9,7 +9,9 @@
 #include <cstdio>
 
 #include "ampkit/core/error.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
 
@@ -147,13 +149,13 @@ ops::SgdProblem sgd_problem(const SgdArgs& a, ops::Stage stage = ops::Stage::cal
 void adamw_step(const AdamWArgs& a) {
   const ops::AdamWProblem p = adamw_problem(a);
   if (p.n == 0) return;
-  ops::select_kernel(cpu::adamw_kernels(), p).run(p);
+  ops::select_kernel(ops::backend(Device::cpu).kernels().adamw_step, p).run(p);
 }
 
 void sgd_step(const SgdArgs& a) {
   const ops::SgdProblem p = sgd_problem(a);
   if (p.n == 0) return;
-  ops::select_kernel(cpu::sgd_kernels(), p).run(p);
+  ops::select_kernel(ops::backend(Device::cpu).kernels().sgd_step, p).run(p);
 }
 
 std::string adamw_check(const AdamWArgs& args) noexcept {
@@ -173,25 +175,25 @@ std::string sgd_descriptor_check(const SgdArgs& args) noexcept {
 }
 
 const char* adamw_kernel_name(const AdamWArgs& args) {
-  return ops::select_kernel(cpu::adamw_kernels(), adamw_problem(args)).name;
+  return ops::select_kernel(ops::backend(Device::cpu).kernels().adamw_step, adamw_problem(args)).name;
 }
 
 const char* sgd_kernel_name(const SgdArgs& args) {
-  return ops::select_kernel(cpu::sgd_kernels(), sgd_problem(args)).name;
+  return ops::select_kernel(ops::backend(Device::cpu).kernels().sgd_step, sgd_problem(args)).name;
 }
 
 double global_grad_norm(std::span<const TensorView> grads) {
   const char* fn = "global_grad_norm";
   check_views(fn, "grads", grads, ops::Stage::call);
   const ops::ViewsProblem p{grads};
-  return ops::select_kernel(cpu::global_grad_norm_kernels(), p).run(p);
+  return ops::select_kernel(ops::backend(Device::cpu).kernels().global_grad_norm, p).run(p);
 }
 
 bool all_finite(std::span<const TensorView> views) {
   const char* fn = "all_finite";
   check_views(fn, "views", views, ops::Stage::call);
   const ops::ViewsProblem p{views};
-  return ops::select_kernel(cpu::all_finite_kernels(), p).run(p);
+  return ops::select_kernel(ops::backend(Device::cpu).kernels().all_finite, p).run(p);
 }
 
 }  // namespace ampkit

@@ -11,7 +11,9 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
+#include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
@@ -118,13 +120,11 @@ ops::SoftmaxCrossEntropyProblem backward_problem(const TensorView& logits, const
 }
 
 std::span<const ops::SoftmaxCrossEntropyEntry> forward_kernels(const ops::SoftmaxCrossEntropyProblem& p) {
-  return p.device == Device::cuda ? cuda::softmax_cross_entropy_forward_cuda_kernels()
-                                  : cpu::softmax_cross_entropy_forward_kernels();
+  return ops::backend(p.device).kernels().softmax_cross_entropy_forward;
 }
 
 std::span<const ops::SoftmaxCrossEntropyEntry> backward_kernels(const ops::SoftmaxCrossEntropyProblem& p) {
-  return p.device == Device::cuda ? cuda::softmax_cross_entropy_backward_cuda_kernels()
-                                  : cpu::softmax_cross_entropy_backward_kernels();
+  return ops::backend(p.device).kernels().softmax_cross_entropy_backward;
 }
 
 }  // namespace

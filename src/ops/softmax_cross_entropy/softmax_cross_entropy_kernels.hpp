@@ -59,12 +59,3 @@ std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_ker
 std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
 
 }  // namespace ampkit::cpu
-
-namespace ampkit::cuda {
-
-/// The CUDA lists (src/cuda/softmax_cross_entropy/softmax_cross_entropy_cuda_kernel_list.cpp; one unavailable entry
-/// each in a build without the backend). Every entry needs Device::cuda and takes every valid problem.
-std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_cuda_kernels();
-std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_cuda_kernels();
-
-}  // namespace ampkit::cuda
