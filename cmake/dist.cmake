@@ -63,7 +63,9 @@ function(ampkit_link_dist_engines target)
   endforeach()
   if(AMPKIT_HAVE_MPI)
     target_link_libraries(ampkit_dist_mpi PRIVATE MPI::MPI_CXX)
-    target_link_libraries(${target} PRIVATE $<LINK_ONLY:MPI::MPI_CXX>)
+    # The libraries only: MPI::MPI_CXX would also give every source of the library MPI's include
+    # directories and definitions (CMake 3.25 applies $<LINK_ONLY:> only to INTERFACE links).
+    target_link_libraries(${target} PRIVATE ${MPI_CXX_LIBRARIES})
   endif()
   if(AMPKIT_HAVE_NCCL)
     target_include_directories(ampkit_dist_nccl PRIVATE ${NCCL_INCLUDE_DIR})
