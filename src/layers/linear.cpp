@@ -9,15 +9,15 @@
 // gemm().
 #include "ampkit/layers/linear.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <new>
 #include <string>
-#include <vector>
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/ops/gemm_views.hpp"
 #include "core/checked_math.hpp"
+#include "core/workspace.hpp"
 #include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/gemm/gemm_view_call.hpp"
@@ -180,25 +180,25 @@ struct BackwardPlan {
   int device_index = 0;
 };
 
-// db without dw: the BGRADB reduction runs on a 1 x batch row of ones and writes its discarded
-// 1 x out product to scratch. Both live per thread and only grow, so calls do not allocate once
-// the largest shape has been seen.
+// db without dw: the reduction runs on a column of ones and writes its discarded product to
+// scratch, two slots of the thread's workspace (core/workspace.hpp) that only grow, so calls do
+// not allocate once the largest shape has been seen. Only Linear writes the ones slot, so its
+// ones stay until it grows (then the whole slot is filled again).
 struct DbScratch {
-  std::vector<float> ones;
-  std::vector<unsigned char> product;
+  float* ones = nullptr;
+  void* product = nullptr;
 };
 
-DbScratch& db_scratch(std::int64_t batch, std::int64_t product_bytes) {
-  thread_local DbScratch scratch;
-  try {
-    const auto n = static_cast<std::size_t>(batch > 0 ? batch : 1);
-    if (scratch.ones.size() < n) scratch.ones.assign(n, 1.0f);
-    if (scratch.product.size() < static_cast<std::size_t>(product_bytes))
-      scratch.product.resize(static_cast<std::size_t>(product_bytes));
-  } catch (const std::bad_alloc&) {
+DbScratch db_scratch(std::int64_t batch, std::int64_t product_bytes) {
+  const auto n = static_cast<std::size_t>(batch > 0 ? batch : 1);
+  bool grew = false;
+  DbScratch scratch;
+  scratch.ones = static_cast<float*>(workspace(WorkspaceSlot::linear_db_ones, n * sizeof(float), &grew));
+  scratch.product = workspace(WorkspaceSlot::linear_db_product, static_cast<std::size_t>(product_bytes));
+  if (scratch.ones == nullptr || (scratch.product == nullptr && product_bytes > 0))
     fail_with(ErrorKind::out_of_memory, kBackward, "could not allocate the scratch for db (", batch, " ones and ",
               product_bytes, " bytes)");
-  }
+  if (grew) std::fill_n(scratch.ones, workspace_bytes(WorkspaceSlot::linear_db_ones) / sizeof(float), 1.0f);
   return scratch;
 }
 
@@ -363,12 +363,12 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     // db without dw (or with in = 0): the same reduction, BGRADA of dYᵀ [out, batch] times a
     // column of ones [batch, 1]; the product [out, 1] goes to scratch.
     const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
-    DbScratch& scratch = db_scratch(batch, product_bytes);
+    const DbScratch scratch = db_scratch(batch, product_bytes);
     GemmViewArgs g;
     g.op_a = Op::T;
     g.a = as_matrix(a.dy, batch, out);
-    g.b = as_matrix(scratch.ones.data(), DType::f32, dev, dev_index, batch, 1);
-    g.d = as_matrix(scratch.product.data(), a.db.dtype, dev, dev_index, out, 1);
+    g.b = as_matrix(scratch.ones, DType::f32, dev, dev_index, batch, 1);
+    g.d = as_matrix(scratch.product, a.db.dtype, dev, dev_index, out, 1);
     g.fp16_mode = a.fp16_mode;
     g.epilogue = Epilogue::BGRADA;
     g.bias_grad = as_vector(a.db, out);
