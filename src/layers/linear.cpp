@@ -1,23 +1,26 @@
 // The Linear layer (layers layer): validates a forward or backward call once, in the layer's
 // own terms (x, w, y, dy, ... as TensorViews; batch = x's leading dims, in and out features),
-// then maps each computation onto one gemm() call with a fused epilogue, exactly as DESIGN.md
-// section 3's Linear table says. Row-major [r, c] is the same memory as column-major (c x r);
-// every mapping follows from that. The validation covers everything gemm() checks, so no GEMM
-// of a call can be rejected after another has written. No heap allocation per call.
-// Called by users, the graph executor and `ampkit bench linear`; calls only gemm().
+// then states each computation as one row-major view GEMM (GemmViewArgs) with a fused epilogue,
+// exactly as DESIGN.md section 3's Linear table says, and runs the column-major call that the
+// view GEMM's own translation (ops::column_major_gemm, the one row-major -> column-major mapping
+// of the library) gives for it. The validation covers everything gemm() checks, so no GEMM of a
+// call can be rejected after another has written, and the view checks are not run again. No heap
+// allocation per call. Called by users, the graph executor and `ampkit bench linear`; calls only
+// gemm().
 #include "ampkit/layers/linear.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
-#include <new>
 #include <string>
-#include <vector>
 
 #include "ampkit/core/error.hpp"
-#include "ampkit/device/cuda.hpp"
+#include "ampkit/ops/gemm_views.hpp"
 #include "core/checked_math.hpp"
+#include "core/workspace.hpp"
+#include "ops/backend.hpp"
 #include "ops/check_message.hpp"
+#include "ops/gemm/gemm_view_call.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -63,7 +66,35 @@ void check_rows_shape(const char* fn, const char* name, const TensorView& v, con
   ops::check_shape(fn, name, v, want.data(), rows.lead + 1, what);
 }
 
-std::int64_t ld(std::int64_t rows) { return rows > 0 ? rows : 1; }
+// A contiguous operand's memory as the row-major matrix [rows, cols] (a [..., features] operand
+// as [batch, features]). Row stride max(1, cols): the leading dimension the GEMM takes for it.
+TensorView as_matrix(void* data, DType dtype, Device device, int device_index, std::int64_t rows, std::int64_t cols) {
+  TensorView m;
+  m.data = data;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.shape[0] = rows;
+  m.shape[1] = cols;
+  m.strides[0] = cols > 0 ? cols : 1;
+  m.strides[1] = 1;
+  m.device = device;
+  m.device_index = device_index;
+  m.present = true;
+  return m;
+}
+
+TensorView as_matrix(const TensorView& v, std::int64_t rows, std::int64_t cols) {
+  return as_matrix(v.data, v.dtype, v.device, v.device_index, rows, cols);
+}
+
+// A contiguous operand as the vector [n].
+TensorView as_vector(const TensorView& v, std::int64_t n) {
+  TensorView r = as_matrix(v, n, 1);
+  r.rank = 1;
+  r.shape[1] = r.strides[1] = 0;
+  r.strides[0] = 1;
+  return r;
+}
 
 // Forward: validates and builds the one GEMM call.
 GemmArgs plan_forward(const LinearForwardArgs& a, ops::Stage stage = ops::Stage::call) {
@@ -117,46 +148,26 @@ GemmArgs plan_forward(const LinearForwardArgs& a, ops::Stage stage = ops::Stage:
   overlap.add("aux", a.aux, aux_bytes, true);
   overlap.run();
 
-  // Y [batch, out] = X [batch, in] Wᵀ + b, column-major: Y (out x batch) = op(W) (out x in) *
-  // X (in x batch) with W seen as (in x out), transposed. GEMM m = out, n = batch, k = in.
-  GemmArgs g;
-  g.device = dev;
-  g.device_index = dev_index;
-  g.op_a = Op::T;
-  g.op_b = Op::N;
-  g.m = out;
-  g.n = rows.batch;
-  g.k = in;
-  g.a = a.w.data;
-  g.a_dtype = a.w.dtype;
-  g.lda = ld(in);
-  g.b = a.x.data;
-  g.b_dtype = a.x.dtype;
-  g.ldb = ld(in);
-  g.d = a.y.data;
-  g.d_dtype = a.y.dtype;
-  g.ldd = ld(out);
+  // Y [batch, out] = X [batch, in] Wᵀ + b: a = x, b = w transposed, d = y, bias along y's rows.
+  GemmViewArgs g;
+  g.op_a = Op::N;
+  g.op_b = Op::T;
+  g.a = as_matrix(a.x, rows.batch, in);
+  g.b = as_matrix(a.w, out, in);
+  g.d = as_matrix(a.y, rows.batch, out);
   g.fp16_mode = a.fp16_mode;
-  GemmEpilogue& e = g.epilogue;
   const bool bias = a.bias.present && a.bias.data != nullptr;
   const bool aux = a.aux.present && a.aux.data != nullptr;
   if (!a.gelu)
-    e.kind = bias ? Epilogue::BIAS : Epilogue::DEFAULT;
+    g.epilogue = bias ? Epilogue::BIAS : Epilogue::DEFAULT;
   else if (aux)
-    e.kind = bias ? Epilogue::GELU_AUX_BIAS : Epilogue::GELU_AUX;
+    g.epilogue = bias ? Epilogue::GELU_AUX_BIAS : Epilogue::GELU_AUX;
   else
-    e.kind = bias ? Epilogue::GELU_BIAS : Epilogue::GELU;
-  e.gelu = a.gelu_variant;
-  if (bias) {
-    e.bias = a.bias.data;  // length m = out
-    e.bias_dtype = a.bias.dtype;
-  }
-  if (aux) {
-    e.aux = a.aux.data;  // (out x batch) column-major = [batch, out] row-major
-    e.aux_dtype = a.aux.dtype;
-    e.aux_ld = ld(out);
-  }
-  return g;
+    g.epilogue = bias ? Epilogue::GELU_BIAS : Epilogue::GELU;
+  g.gelu = a.gelu_variant;
+  if (bias) g.bias = as_vector(a.bias, out);
+  if (aux) g.aux = as_matrix(a.aux, rows.batch, out);  // the pre-activation, y's shape
+  return ops::column_major_gemm(g);
 }
 
 // The GEMMs of one backward call, planned after validation, before any runs.
@@ -169,25 +180,25 @@ struct BackwardPlan {
   int device_index = 0;
 };
 
-// db without dw: the BGRADB reduction runs on a 1 x batch row of ones and writes its discarded
-// 1 x out product to scratch. Both live per thread and only grow, so calls do not allocate once
-// the largest shape has been seen.
+// db without dw: the reduction runs on a column of ones and writes its discarded product to
+// scratch, two slots of the thread's workspace (core/workspace.hpp) that only grow, so calls do
+// not allocate once the largest shape has been seen. Only Linear writes the ones slot, so its
+// ones stay until it grows (then the whole slot is filled again).
 struct DbScratch {
-  std::vector<float> ones;
-  std::vector<unsigned char> product;
+  float* ones = nullptr;
+  void* product = nullptr;
 };
 
-DbScratch& db_scratch(std::int64_t batch, std::int64_t product_bytes) {
-  thread_local DbScratch scratch;
-  try {
-    const auto n = static_cast<std::size_t>(batch > 0 ? batch : 1);
-    if (scratch.ones.size() < n) scratch.ones.assign(n, 1.0f);
-    if (scratch.product.size() < static_cast<std::size_t>(product_bytes))
-      scratch.product.resize(static_cast<std::size_t>(product_bytes));
-  } catch (const std::bad_alloc&) {
+DbScratch db_scratch(std::int64_t batch, std::int64_t product_bytes) {
+  const auto n = static_cast<std::size_t>(batch > 0 ? batch : 1);
+  bool grew = false;
+  DbScratch scratch;
+  scratch.ones = static_cast<float*>(workspace(WorkspaceSlot::linear_db_ones, n * sizeof(float), &grew));
+  scratch.product = workspace(WorkspaceSlot::linear_db_product, static_cast<std::size_t>(product_bytes));
+  if (scratch.ones == nullptr || (scratch.product == nullptr && product_bytes > 0))
     fail_with(ErrorKind::out_of_memory, kBackward, "could not allocate the scratch for db (", batch, " ones and ",
               product_bytes, " bytes)");
-  }
+  if (grew) std::fill_n(scratch.ones, workspace_bytes(WorkspaceSlot::linear_db_ones) / sizeof(float), 1.0f);
   return scratch;
 }
 
@@ -304,105 +315,65 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
   const std::int64_t batch = plan.batch, in = plan.in, out = plan.out;
   const bool want_dx = a.dx.present, want_dw = a.dw.present, want_db = a.db.present;
   const bool below_db = a.below_db.present && in > 0;
+  const Device dev = plan.device;
+  const int dev_index = plan.device_index;
   if (want_dx && batch * in > 0) {
-    // dX [batch, in] = dY [batch, out] W [out, in], column-major: dX (in x batch) =
-    // W (in x out) * dY (out x batch). GEMM m = in, n = batch, k = out.
-    GemmArgs& g = plan.dx;
-    g.device = plan.device;
-    g.device_index = plan.device_index;
-    g.op_a = Op::N;
-    g.op_b = Op::N;
-    g.m = in;
-    g.n = batch;
-    g.k = out;
-    g.a = a.w.data;
-    g.a_dtype = a.w.dtype;
-    g.lda = ld(in);
-    g.b = a.dy.data;
-    g.b_dtype = a.dy.dtype;
-    g.ldb = ld(out);
-    g.d = a.dx.data;
-    g.d_dtype = a.dx.dtype;
-    g.ldd = ld(in);
+    // dX [batch, in] = dY [batch, out] W [out, in]; with below_gelu the layer below's GELU
+    // gradient (DGELU on below_aux, y's shape) and its bias gradient (the sums over dx's rows).
+    GemmViewArgs g;
+    g.a = as_matrix(a.dy, batch, out);
+    g.b = as_matrix(a.w, out, in);
+    g.d = as_matrix(a.dx, batch, in);
     g.fp16_mode = a.fp16_mode;
     if (a.below_gelu) {
-      GemmEpilogue& e = g.epilogue;
-      e.kind = below_db ? Epilogue::DGELU_BGRAD : Epilogue::DGELU;
-      e.gelu = a.below_gelu_variant;
-      e.aux = const_cast<void*>(a.below_aux.data);  // input for DGELU: (in x batch) column-major
-      e.aux_dtype = a.below_aux.dtype;
-      e.aux_ld = ld(in);
+      g.epilogue = below_db ? Epilogue::DGELU_BGRAD : Epilogue::DGELU;
+      g.gelu = a.below_gelu_variant;
+      g.aux = as_matrix(a.below_aux, batch, in);
       if (below_db) {
-        e.bias_grad = a.below_db.data;  // length m = in: the sum over the n = batch columns
-        e.bias_dtype = a.below_db.dtype;
-        e.accumulate_bias_grad = a.accumulate;
+        g.bias_grad = as_vector(a.below_db, in);
+        g.accumulate_bias_grad = a.accumulate;
       }
     }
+    plan.dx = ops::column_major_gemm(g);
     plan.run_dx = true;
   }
   plan.zero_below_db = below_db && batch == 0 && !a.accumulate;
 
   if (want_dw && out * in > 0) {
-    // dW [out, in] = dYᵀ [out, batch] X [batch, in], column-major: dW (in x out) =
-    // X (in x batch) * op(dY) (batch x out), dY seen as (out x batch), transposed.
-    // GEMM m = in, n = out, k = batch; BGRADB sums op(dY) over k = batch: db, length n = out.
-    GemmArgs& g = plan.dw;
-    g.device = plan.device;
-    g.device_index = plan.device_index;
-    g.op_a = Op::N;
-    g.op_b = Op::T;
-    g.m = in;
-    g.n = out;
-    g.k = batch;
-    g.a = a.x.present ? a.x.data : nullptr;
-    g.a_dtype = a.x.dtype;
-    g.lda = ld(in);
-    g.b = a.dy.data;
-    g.b_dtype = a.dy.dtype;
-    g.ldb = ld(out);
-    g.beta = a.accumulate ? 1.0f : 0.0f;
-    g.c = a.accumulate ? a.dw.data : nullptr;
-    g.c_dtype = a.dw.dtype;
-    g.ldc = ld(in);
-    g.d = a.dw.data;
-    g.d_dtype = a.dw.dtype;
-    g.ldd = ld(in);
+    // dW [out, in] = dYᵀ [out, batch] X [batch, in] (+ dW when accumulating); BGRADA sums
+    // op(dY) over k = batch: db [out].
+    GemmViewArgs g;
+    g.op_a = Op::T;
+    g.a = as_matrix(a.dy, batch, out);
+    g.b = as_matrix(a.x, batch, in);
+    g.d = as_matrix(a.dw, out, in);
+    if (a.accumulate) {
+      g.beta = 1.0f;
+      g.c = g.d;
+    }
     g.fp16_mode = a.fp16_mode;
     if (want_db) {
-      g.epilogue.kind = Epilogue::BGRADB;
-      g.epilogue.bias_grad = a.db.data;
-      g.epilogue.bias_dtype = a.db.dtype;
-      g.epilogue.accumulate_bias_grad = a.accumulate;
+      g.epilogue = Epilogue::BGRADA;
+      g.bias_grad = as_vector(a.db, out);
+      g.accumulate_bias_grad = a.accumulate;
     }
+    plan.dw = ops::column_major_gemm(g);
     plan.run_dw = true;
   } else if (want_db && out > 0) {
-    // db without dw (or with in = 0): the same BGRADB reduction on a 1 x batch row of ones,
-    // D (1 x out) = ones (1 x batch) * op(dY) (batch x out) goes to scratch.
-    // GEMM m = 1, n = out, k = batch; db = sum of op(dY) over k = batch, length n = out.
+    // db without dw (or with in = 0): the same reduction, BGRADA of dYᵀ [out, batch] times a
+    // column of ones [batch, 1]; the product [out, 1] goes to scratch.
     const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
-    DbScratch& scratch = db_scratch(batch, product_bytes);
-    GemmArgs& g = plan.db_alone;
-    g.device = plan.device;
-    g.device_index = plan.device_index;
-    g.op_a = Op::N;
-    g.op_b = Op::T;
-    g.m = 1;
-    g.n = out;
-    g.k = batch;
-    g.a = scratch.ones.data();
-    g.a_dtype = DType::f32;
-    g.lda = 1;
-    g.b = a.dy.data;
-    g.b_dtype = a.dy.dtype;
-    g.ldb = ld(out);
-    g.d = scratch.product.data();
-    g.d_dtype = a.db.dtype;
-    g.ldd = 1;
+    const DbScratch scratch = db_scratch(batch, product_bytes);
+    GemmViewArgs g;
+    g.op_a = Op::T;
+    g.a = as_matrix(a.dy, batch, out);
+    g.b = as_matrix(scratch.ones, DType::f32, dev, dev_index, batch, 1);
+    g.d = as_matrix(scratch.product, a.db.dtype, dev, dev_index, out, 1);
     g.fp16_mode = a.fp16_mode;
-    g.epilogue.kind = Epilogue::BGRADB;
-    g.epilogue.bias_grad = a.db.data;
-    g.epilogue.bias_dtype = a.db.dtype;
-    g.epilogue.accumulate_bias_grad = a.accumulate;
+    g.epilogue = Epilogue::BGRADA;
+    g.bias_grad = as_vector(a.db, out);
+    g.accumulate_bias_grad = a.accumulate;
+    plan.db_alone = ops::column_major_gemm(g);
     plan.run_db_alone = true;
   }
 }
@@ -431,10 +402,9 @@ void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
   if (plan.run_dx) gemm(plan.dx, &out.gemms[out.gemm_count++]);
   if (plan.zero_below_db) {
     const std::size_t bytes = static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype);
-    if (plan.device == Device::cuda)
-      cuda_fill_bytes(args.below_db.data, 0, bytes, plan.device_index);  // all-zero bits are +0
-    else
-      std::memset(args.below_db.data, 0, bytes);
+    // All-zero bits are +0. A cpu view's device_index is not checked (only cuda's means something).
+    const int index = plan.device == Device::cuda ? plan.device_index : 0;
+    ops::backend(plan.device).fill_bytes(args.below_db.data, 0, bytes, index);
   }
   if (plan.run_dw) gemm(plan.dw, &out.gemms[out.gemm_count++]);
   if (plan.run_db_alone) gemm(plan.db_alone, &out.gemms[out.gemm_count++]);

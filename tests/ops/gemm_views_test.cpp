@@ -2,7 +2,8 @@
 // in the row-major convention it documents: op(a) [M, K] op(b) [K, N], bias along d's last dim,
 // DGELU/DRELU bias gradients summed over d's rows, BGRADA over k of op(a), BGRADB over k of
 // op(b). Both op orders, a and b in either layout, padded row strides, every ISA. Then bad calls:
-// each gets a message naming the view, the same from gemm_check, and d stays untouched.
+// each gets a message naming the view, the same from gemm_check, and d stays untouched. And the
+// unchecked translation Linear runs (ops::column_major_gemm) gives the checked one's call.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,11 +11,13 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/gemm_views.hpp"
+#include "ops/gemm/gemm_view_call.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {
@@ -36,6 +39,45 @@ struct Stored {
   bool column_major;
   double get(int64_t r, int64_t c) const { return buffer.get(column_major ? c * ld + r : r * ld + c); }
 };
+
+// The unchecked translation (ops::column_major_gemm, what Linear runs) gives, field for field,
+// the call the checked one (to_gemm_args) gives: one translation.
+void expect_same_call(const GemmArgs& x, const GemmArgs& y) {
+  EXPECT_EQ(x.op_a, y.op_a);
+  EXPECT_EQ(x.op_b, y.op_b);
+  EXPECT_EQ(x.m, y.m);
+  EXPECT_EQ(x.n, y.n);
+  EXPECT_EQ(x.k, y.k);
+  EXPECT_EQ(x.alpha, y.alpha);
+  EXPECT_EQ(x.beta, y.beta);
+  for (const auto& [p, q] : {std::pair{x.a, y.a},
+                             {x.b, y.b},
+                             {x.c, y.c},
+                             {static_cast<const void*>(x.d), y.d},
+                             {x.epilogue.bias, y.epilogue.bias},
+                             {static_cast<const void*>(x.epilogue.bias_grad), y.epilogue.bias_grad},
+                             {static_cast<const void*>(x.epilogue.aux), y.epilogue.aux}})
+    EXPECT_EQ(p, q);
+  for (const auto& [p, q] : {std::pair{x.a_dtype, y.a_dtype},
+                             {x.b_dtype, y.b_dtype},
+                             {x.c_dtype, y.c_dtype},
+                             {x.d_dtype, y.d_dtype},
+                             {x.epilogue.bias_dtype, y.epilogue.bias_dtype},
+                             {x.epilogue.aux_dtype, y.epilogue.aux_dtype}})
+    EXPECT_EQ(p, q);
+  for (const auto& [p, q] : {std::pair{x.lda, y.lda},
+                             {x.ldb, y.ldb},
+                             {x.ldc, y.ldc},
+                             {x.ldd, y.ldd},
+                             {x.epilogue.aux_ld, y.epilogue.aux_ld}})
+    EXPECT_EQ(p, q);
+  EXPECT_EQ(x.epilogue.kind, y.epilogue.kind);
+  EXPECT_EQ(x.epilogue.gelu, y.epilogue.gelu);
+  EXPECT_EQ(x.epilogue.accumulate_bias_grad, y.epilogue.accumulate_bias_grad);
+  EXPECT_EQ(x.fp16_mode, y.fp16_mode);
+  EXPECT_EQ(x.device, y.device);
+  EXPECT_EQ(x.device_index, y.device_index);
+}
 
 Stored stored(std::mt19937_64& rng, int64_t rows, int64_t cols, bool column_major, int64_t pad) {
   Stored s;
@@ -98,6 +140,7 @@ TEST(GemmViews, RowMajorSemanticsAgainstADoubleReference) {
           g.bias_grad = TensorView(grad.data(), DType::f32, {grad.size()});
         const Stored aux_in = aux;  // DGELU reads aux: keep its values
         ASSERT_EQ(gemm_check(g), "");
+        expect_same_call(ops::column_major_gemm(g), to_gemm_args(g));
         gemm(g);
 
         // Tolerances from the library's derived bounds (ampkit/numerics/error_bounds.hpp).

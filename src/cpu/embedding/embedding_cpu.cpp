@@ -15,6 +15,7 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/threading.hpp"
 #include "core/checked_math.hpp"
+#include "core/workspace.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
 
@@ -39,31 +40,16 @@ void forward_typed(const ops::EmbeddingForwardProblem& p) {
   }
 }
 
-// The calling thread's int64 scratch; grows by half again when a call needs more than any
-// earlier one, so a training loop allocates only while it warms up.
-struct Scratch {
-  std::int64_t* data = nullptr;
-  std::int64_t capacity = 0;
-  ~Scratch() { ::operator delete[](data); }
-};
-
+// The calling thread's int64 scratch, its slot of the thread's workspace (core/workspace.hpp):
+// grows only when a call needs more than any earlier one, so a training loop allocates only
+// while it warms up.
 std::int64_t* backward_scratch(std::int64_t count) {
-  thread_local Scratch scratch;
-  if (count <= scratch.capacity) return scratch.data;
-  ::operator delete[](scratch.data);
-  scratch.data = nullptr;
-  scratch.capacity = 0;
-  const auto grown = checked_add(count, count / 2);
-  const auto bytes = grown ? checked_mul(*grown, std::int64_t{8}) : std::nullopt;
-  try {
-    if (!bytes) throw std::bad_alloc();
-    scratch.data = static_cast<std::int64_t*>(::operator new[](static_cast<std::size_t>(*bytes)));
-  } catch (const std::bad_alloc&) {
+  const auto bytes = checked_mul(count, std::int64_t{8});
+  void* p = bytes ? workspace(WorkspaceSlot::embedding, static_cast<std::size_t>(*bytes)) : nullptr;
+  if (p == nullptr && count > 0)
     fail_with(ErrorKind::out_of_memory, "embedding_backward", "could not allocate ", count,
               " int64 of scratch for the token order");
-  }
-  scratch.capacity = *grown;
-  return scratch.data;
+  return static_cast<std::int64_t*>(p);
 }
 
 // Token order by id, stable: the tokens of row v are order[offsets[v] .. offsets[v + 1]), in

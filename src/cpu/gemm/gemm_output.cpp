@@ -13,6 +13,7 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "core/element.hpp"
+#include "core/workspace.hpp"
 #include "cpu/math/gelu_math.hpp"
 
 namespace ampkit::cpu {
@@ -106,44 +107,20 @@ void gemm_write_bias_grad_only(const ops::GemmProblem& problem) {
   gemm_write_bias_grad(problem, sums, length);
 }
 
-namespace {
-
-// The calling thread's workspace: grow-only until released.
-struct Workspace {
-  void* data = nullptr;
-  std::size_t capacity = 0;
-  ~Workspace() { std::free(data); }
-};
-thread_local Workspace workspace;
-
-}  // namespace
-
 void* gemm_workspace(std::size_t bytes) {
-  if (bytes > workspace.capacity) {
-    std::free(workspace.data);
-    workspace.data = nullptr;
-    workspace.capacity = 0;
-    const std::size_t size = ((bytes + bytes / 4) + 4095) / 4096 * 4096;
-    void* p = std::aligned_alloc(4096, size);
-    if (p == nullptr)
-      fail_with(ErrorKind::out_of_memory, "gemm", "could not allocate ", size,
-                " bytes of workspace (packed operands and epilogue scratch)");
-    workspace.data = p;
-    workspace.capacity = size;
-  }
-  return workspace.data;
+  void* p = workspace(WorkspaceSlot::gemm, bytes);
+  if (p == nullptr && bytes > 0)
+    fail_with(ErrorKind::out_of_memory, "gemm", "could not allocate ", bytes,
+              " bytes of workspace (packed operands and epilogue scratch)");
+  return p;
 }
 
 }  // namespace ampkit::cpu
 
 namespace ampkit {
 
-void release_gemm_workspace() noexcept {
-  std::free(cpu::workspace.data);
-  cpu::workspace.data = nullptr;
-  cpu::workspace.capacity = 0;
-}
+void release_gemm_workspace() noexcept { release_workspace(WorkspaceSlot::gemm); }
 
-std::size_t gemm_workspace_bytes() noexcept { return cpu::workspace.capacity; }
+std::size_t gemm_workspace_bytes() noexcept { return workspace_bytes(WorkspaceSlot::gemm); }
 
 }  // namespace ampkit

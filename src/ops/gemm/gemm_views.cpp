@@ -16,6 +16,7 @@
 #include "ampkit/core/error.hpp"
 #include "ops/check_message.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
+#include "ops/gemm/gemm_view_call.hpp"
 #include "ops/operand_checks.hpp"
 
 namespace ampkit {
@@ -46,27 +47,37 @@ std::int64_t span_bytes(const char* name, std::int64_t outer, std::int64_t inner
   return bytes;
 }
 
-// A present rank-2 float view, last dim contiguous with rows >= the row length apart (or, with
-// `either_layout`, first dim contiguous with columns >= the column length apart).
-Matrix matrix(const char* name, const TensorView& v, bool either_layout, const char* what, ops::Stage stage) {
-  ops::check_given(kFn, name, v, what);
-  if (v.rank != 2) fail(kFn, name, " must be a matrix (rank 2, ", what, "), but got shape ", v.shape_string());
-  if (!is_float_dtype(v.dtype)) fail(kFn, name, " dtype must be f32, bf16 or f16, but got ", dtype_name(v.dtype));
+// A rank-2 view as the column-major call reads it, unchecked: row-major when its last dim is
+// contiguous with rows >= the row length apart, otherwise column-major (first dim contiguous).
+Matrix layout(const TensorView& v) {
   Matrix m;
   m.data = v.data;
   m.dtype = v.dtype;
   m.rows = v.shape[0];
   m.cols = v.shape[1];
   const std::int64_t s0 = v.strides[0], s1 = v.strides[1];
-  if (s0 < 0 || s1 < 0) fail(kFn, name, " strides must be >= 0, but got ", strides_text(v));
-  const bool row_major = (m.cols <= 1 || s1 == 1) && (m.rows <= 1 || s0 >= m.cols);
-  const bool col_major = (m.rows <= 1 || s0 == 1) && (m.cols <= 1 || s1 >= m.rows);
-  if (row_major) {
+  if ((m.cols <= 1 || s1 == 1) && (m.rows <= 1 || s0 >= m.cols)) {
     m.ld = m.rows <= 1 ? (m.cols > 1 ? m.cols : 1) : s0;
-    m.bytes = span_bytes(name, m.rows, m.cols, m.ld, m.dtype);
-  } else if (either_layout && col_major) {
+  } else {
     m.column_major = true;
     m.ld = m.cols <= 1 ? (m.rows > 1 ? m.rows : 1) : s1;
+  }
+  return m;
+}
+
+// A present rank-2 float view, last dim contiguous with rows >= the row length apart (or, with
+// `either_layout`, first dim contiguous with columns >= the column length apart).
+Matrix matrix(const char* name, const TensorView& v, bool either_layout, const char* what, ops::Stage stage) {
+  ops::check_given(kFn, name, v, what);
+  if (v.rank != 2) fail(kFn, name, " must be a matrix (rank 2, ", what, "), but got shape ", v.shape_string());
+  if (!is_float_dtype(v.dtype)) fail(kFn, name, " dtype must be f32, bf16 or f16, but got ", dtype_name(v.dtype));
+  const std::int64_t s0 = v.strides[0], s1 = v.strides[1];
+  if (s0 < 0 || s1 < 0) fail(kFn, name, " strides must be >= 0, but got ", strides_text(v));
+  Matrix m = layout(v);
+  const bool col_major = (m.rows <= 1 || s0 == 1) && (m.cols <= 1 || s1 >= m.rows);
+  if (!m.column_major) {
+    m.bytes = span_bytes(name, m.rows, m.cols, m.ld, m.dtype);
+  } else if (either_layout && col_major) {
     m.bytes = span_bytes(name, m.cols, m.rows, m.ld, m.dtype);
   } else {
     fail(kFn, name,
@@ -112,6 +123,13 @@ struct Operands {
   bool aux_out = false;  // aux is written (the *_AUX epilogues), not read
 };
 
+// M, N, K from op(a) [M, K] and op(b)'s columns.
+void set_sizes(const GemmViewArgs& v, Operands& o) {
+  o.M = v.op_a == Op::N ? o.a.rows : o.a.cols;
+  o.K = v.op_a == Op::N ? o.a.cols : o.a.rows;
+  o.N = v.op_b == Op::N ? o.b.cols : o.b.rows;
+}
+
 void check_enums(const GemmViewArgs& v) {
   if (v.op_a != Op::N && v.op_a != Op::T) fail(kFn, "op_a must be N or T, but got ", static_cast<int>(v.op_a));
   if (v.op_b != Op::N && v.op_b != Op::T) fail(kFn, "op_b must be N or T, but got ", static_cast<int>(v.op_b));
@@ -128,9 +146,7 @@ void check_matrices(const GemmViewArgs& v, Operands& o, ops::Stage stage) {
   o.a = matrix("a", v.a, true, "op(a) is [M, K]", stage);
   o.b = matrix("b", v.b, true, "op(b) is [K, N]", stage);
   o.d = matrix("d", v.d, false, "the output [M, N]", stage);
-  o.M = v.op_a == Op::N ? o.a.rows : o.a.cols;
-  o.K = v.op_a == Op::N ? o.a.cols : o.a.rows;
-  o.N = v.op_b == Op::N ? o.b.cols : o.b.rows;
+  set_sizes(v, o);
   const std::int64_t kb = v.op_b == Op::N ? o.b.rows : o.b.cols;
   if (kb != o.K)
     fail(kFn, "op(b) must have K = ", o.K, " rows (op(a)'s columns), but b has shape ", v.b.shape_string(),
@@ -268,6 +284,17 @@ GemmArgs translate(const GemmViewArgs& v, ops::Stage stage = ops::Stage::call) {
 }
 
 }  // namespace
+
+GemmArgs ops::column_major_gemm(const GemmViewArgs& v) noexcept {
+  Operands o;
+  o.a = layout(v.a);
+  o.b = layout(v.b);
+  o.d = layout(v.d);
+  if (v.beta != 0.0f) o.c = layout(v.c);
+  if (v.aux.present) o.aux = layout(v.aux);
+  set_sizes(v, o);
+  return column_major_call(v, o);
+}
 
 GemmArgs to_gemm_args(const GemmViewArgs& args) { return translate(args); }
 
