@@ -276,25 +276,26 @@ int train_and_report(PreparedRun& p, RankSlice slice) {
 
 // Runs on every rank of `comm` (size > 1): each prepares; one all_gather of the ranks' exit
 // statuses decides whether all can train, so a failed setup never leaves a peer waiting. The
-// first failing rank in rank order reports (its exception goes on to the top level's message and
-// exit code); the others return the same code silently. A failure while training ends the job
-// through the communicator (abort_job_on_error: the failing rank's message, MPI_Abort).
-int run_train_ranks(const Args& args, dist::Communicator& comm) {
+// first failing rank in rank order reports (its exception, in `failure`, goes on to the top
+// level's message and exit code once the communicator is gone); the others return the same code
+// silently. A failure while training ends the job through the communicator
+// (abort_job_on_error: the failing rank's message, MPI_Abort).
+int run_train_ranks(const Args& args, dist::Communicator& comm, std::exception_ptr& failure) {
   if (comm.rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
     throw Error("ampkit train: cannot redirect the output of rank " + std::to_string(comm.rank()));
   std::optional<PreparedRun> p;
-  std::exception_ptr failure;
+  std::exception_ptr mine;
   std::int32_t status = cli::kExitOk;
   try {
     p = prepare_run(args, &comm);
   } catch (const cli::UsageError&) {
-    failure = std::current_exception();
+    mine = std::current_exception();
     status = cli::kExitUsage;
   } catch (const Error& e) {
-    failure = std::current_exception();
+    mine = std::current_exception();
     status = cli::exit_code(e.kind());
   } catch (...) {
-    failure = std::current_exception();
+    mine = std::current_exception();
     status = cli::kExitInternal;
   }
   std::vector<std::int32_t> statuses(static_cast<std::size_t>(comm.size()));
@@ -302,9 +303,11 @@ int run_train_ranks(const Args& args, dist::Communicator& comm) {
   for (int r = 0; r < comm.size(); ++r) {
     const std::int32_t code = statuses[static_cast<std::size_t>(r)];
     if (code == cli::kExitOk) continue;
-    if (r != comm.rank()) return code;
-    if (r != 0) std::fprintf(stderr, "ampkit train: rank %d of %d failed to start:\n", r, comm.size());
-    std::rethrow_exception(failure);
+    if (r == comm.rank()) {
+      if (r != 0) std::fprintf(stderr, "ampkit train: rank %d of %d failed to start:\n", r, comm.size());
+      failure = mine;
+    }
+    return code;
   }
   if (!p) return cli::kExitOk;  // --help (rank 0 printed it)
   return dist::abort_job_on_error(comm, [&] { return train_and_report(*p, {comm.rank(), comm.size()}); });
@@ -313,11 +316,25 @@ int run_train_ranks(const Args& args, dist::Communicator& comm) {
 }  // namespace
 
 int run_train(const Args& args) {
-  const std::unique_ptr<dist::Communicator> comm = dist::make_process_communicator();
-  if (comm->size() > 1) return run_train_ranks(args, *comm);
-  std::optional<PreparedRun> p = prepare_run(args, nullptr);
-  if (!p) return 0;
-  return train_and_report(*p, {});
+  // An exception leaves only once the communicator is gone: the MPI one, destroyed while an
+  // exception unwinds, would end the job instead of letting the top level report it.
+  std::exception_ptr failure;
+  int code = 0;
+  {
+    const std::unique_ptr<dist::Communicator> comm = dist::make_process_communicator();
+    try {
+      if (comm->size() > 1) {
+        code = run_train_ranks(args, *comm, failure);
+      } else {
+        std::optional<PreparedRun> p = prepare_run(args, nullptr);
+        code = p ? train_and_report(*p, {}) : 0;
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return code;
 }
 
 }  // namespace ampkit::tools
