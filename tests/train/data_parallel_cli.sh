@@ -4,6 +4,8 @@
 # Checks, each printing FAIL with the reason when it does not hold:
 #   1. a bad option (--batch 3 over 2 ranks) is refused once (one message, from rank 0) with exit
 #      code 2, and the job ends (no hang: CTest's timeout would catch one);
+#   1b. a setup that fails on rank 1 only (its --data is missing: an MPMD launch) ends the job
+#      with exit 1 and rank 1's message, not a hang;
 #   2. 2 ranks at --batch 8 (4 rows each) follow the losses of one process at --batch 8 within the
 #      summation-order tolerance: both compute the mean of n = 8 x 16 token losses (and gradients
 #      of the same sums) in different orders, so each step's loss may differ by about
@@ -31,8 +33,9 @@ while [ $i -lt 400 ]; do
   echo
   i=$((i + 1))
 done > text.txt
-common="--data text.txt --width 32 --heads 2 --depth 1 --context 16 --threads 1 --precision fp32
-        --eval-every 0 --sample-tokens 8 --lr 3e-3 --warmup 1"
+shape="--width 32 --heads 2 --depth 1 --context 16 --threads 1 --precision fp32
+       --eval-every 0 --sample-tokens 8 --lr 3e-3 --warmup 1"
+common="--data text.txt $shape"
 
 # 1. One refusal of a bad option, exit 2 on the job.
 $mpirun "$ampkit" train $common --batch 3 --steps 2 > bad.out 2> bad.err
@@ -40,6 +43,14 @@ code=$?
 [ $code -eq 2 ] || fail "a bad --batch over 2 ranks exited $code, not 2"
 lines=$(grep -c "must be a multiple of 2" bad.err)
 [ "$lines" -eq 1 ] || fail "the refusal was printed $lines times, not once: $(cat bad.err)"
+
+# 1b. Rank 1 alone fails to start.
+$mpiexec --oversubscribe --allow-run-as-root -np 1 "$ampkit" train $common --batch 8 --steps 2 : \
+  -np 1 "$ampkit" train $shape --batch 8 --steps 2 --data missing.txt > mpmd.out 2> mpmd.err
+code=$?
+[ $code -eq 1 ] || fail "a missing --data on rank 1 exited $code, not 1"
+grep -q "rank 1 of 2 failed to start" mpmd.err && grep -q "missing.txt" mpmd.err ||
+  fail "rank 1's failure was not reported: $(cat mpmd.err)"
 
 # 2. and 3. 2 ranks against one process, 3 steps, with a checkpoint at the end.
 "$ampkit" train $common --batch 8 --steps 3 --log one.log --checkpoint one.ckpt > one.out 2>&1 || fail "one process: $(cat one.out)"
