@@ -80,7 +80,8 @@ bool same_on_every_rank(Communicator& comm, Trainer& t) {
   return differs == 0;
 }
 
-void run(Communicator& comm, const char* label, TrainerConfig config, bool compare_to_one_process) {
+// Returns the number of steps the data-parallel trainer skipped (non-finite gradients).
+int run(Communicator& comm, const char* label, TrainerConfig config, bool compare_to_one_process) {
   const int n = comm.size(), rank = comm.rank();
   ampkit::train::GptConfig g;
   g.vocab = 17, g.seq_len = 8, g.dim = 16, g.heads = 2, g.layers = 1;
@@ -96,6 +97,7 @@ void run(Communicator& comm, const char* label, TrainerConfig config, bool compa
   const double terms = static_cast<double>(n * b * g.seq_len);
   const double gamma = terms * u / (1.0 - terms * u);
   double worst = 0.0;
+  int skipped = 0;
   std::vector<std::int32_t> tokens, targets;
   for (std::int64_t k = 1; k <= steps; ++k) {
     global_batch(k, n * b, g.seq_len, g.vocab, tokens, targets);
@@ -103,6 +105,7 @@ void run(Communicator& comm, const char* label, TrainerConfig config, bool compa
     const std::span<const std::int32_t> mine_t(tokens.data() + rank * rows, rows);
     const std::span<const std::int32_t> mine_y(targets.data() + rank * rows, rows);
     const ampkit::train::StepResult r = dp.step(mine_t, mine_y);
+    skipped += r.skipped;
     check(same_on_every_rank(comm, dp), rank,
           std::string(label) + ": the ranks' weights or optimizer state differ after step " + std::to_string(k));
     if (!compare_to_one_process) continue;
@@ -121,6 +124,7 @@ void run(Communicator& comm, const char* label, TrainerConfig config, bool compa
         "%s: the loss trajectory of %d ranks x batch %lld matches one process at batch %lld within %.3g of "
         "the tolerance\n",
         label, n, static_cast<long long>(b), static_cast<long long>(b * n), worst);
+  return skipped;
 }
 
 }  // namespace
@@ -139,9 +143,16 @@ int main() {
     adamw.optimizer.weight_decay = 0.1f;
     adamw.clip_norm = 0.5f;
     run(*comm, "bf16 adamw clip", adamw, false);
+    // fp16 starting at a loss scale that overflows (2^20, then 2^16 > 65504): the first steps are
+    // skipped, which every rank must decide alike (the state compared includes the scaler's).
     TrainerConfig fp16 = adamw;
     fp16.compute = DType::f16;
-    run(*comm, "f16 adamw loss scaling", fp16, false);
+    fp16.loss_scale.initial_scale = 1048576.0f;
+    fp16.loss_scale.backoff = 1.0f / 16.0f;
+    const int skipped = run(*comm, "f16 adamw loss scaling", fp16, false);
+    check(skipped > 0 && skipped < 6, comm->rank(),
+          "f16: " + std::to_string(skipped) + " of 6 steps skipped; the test needs some skipped and some taken");
+    if (comm->rank() == 0) std::printf("f16 adamw loss scaling: %d of 6 steps skipped on every rank\n", skipped);
     std::int32_t failures = g_failures;
     comm->all_reduce(&failures, 1, DType::i32, ReduceOp::max);
     if (comm->rank() == 0 && failures == 0) std::printf("PASSED: %d ranks\n", comm->size());
