@@ -17,6 +17,10 @@
 #include "ampkit/ops/gemm.hpp"
 #include "ampkit/train/models.hpp"
 
+namespace ampkit::dist {
+class Communicator;
+}  // namespace ampkit::dist
+
 namespace ampkit::train {
 
 enum class OptimizerKind : std::uint8_t { adamw, sgd };
@@ -57,11 +61,19 @@ struct TrainerConfig {
   int device_index = 0;
   std::uint64_t seed = 0;  // parameter initialization (N(0, 0.02) weights, 0 biases,
                            // 1 norm gains); the same seed gives the same bits
+  // Data parallelism (docs/TRAIN.md "Scaling out"): null or a communicator of size 1 is one
+  // process, bit for bit. With N > 1 ranks every rank builds the same trainer (same seed: the
+  // same initial parameters), passes its own rows to step(), and after backward the gradients
+  // (and the loss) of all ranks are summed in the communicator's fixed rank order in one
+  // all_reduce and divided by N, so every rank applies the same update. Every rank must call
+  // step() the same number of times. Not owned; it must outlive the trainer. cpu only.
+  dist::Communicator* communicator = nullptr;
 };
 
 /// What one step did.
 struct StepResult {
-  double loss = 0.0;        // mean loss over the micro-batches (unscaled)
+  double loss = 0.0;        // mean loss over the micro-batches (unscaled; over N ranks: the mean
+                            // of the ranks' losses, each rounded to float)
   double grad_norm = 0.0;   // global gradient norm before clipping (unscaled; NaN/Inf if so)
   bool skipped = false;     // non-finite gradients: the parameters were not updated
   float loss_scale = 1.0f;  // the scale used by this step

@@ -33,7 +33,7 @@ ampkit::train::LossScaleConfig loss_scale_config(const LossScaleSetting& s) {
   return c;
 }
 
-ampkit::train::TrainerConfig trainer_config(const TrainConfig& t) {
+ampkit::train::TrainerConfig trainer_config(const TrainConfig& t, dist::Communicator* comm) {
   ampkit::train::TrainerConfig c;
   c.batch = t.batch;
   c.micro_batches = 1;
@@ -45,12 +45,14 @@ ampkit::train::TrainerConfig trainer_config(const TrainConfig& t) {
   c.loss_scale = loss_scale_config(t.loss_scale);
   c.seed = t.seed;
   c.device = t.cuda ? Device::cuda : Device::cpu;
+  c.communicator = comm;
   return c;
 }
 
 class GraphModel final : public TrainModel {
  public:
-  GraphModel(const TrainConfig& t, std::int64_t vocab) : trainer_(build(t, vocab)), config_(t), vocab_(vocab) {
+  GraphModel(const TrainConfig& t, std::int64_t vocab, dist::Communicator* comm)
+      : trainer_(build(t, vocab, comm)), config_(t), vocab_(vocab) {
     for (const std::string& name : trainer_.parameter_names())
       for (const ampkit::train::NamedTensor& n : trainer_.tensors())
         if (n.name == name) parameters_ += n.numel();
@@ -123,15 +125,15 @@ class GraphModel final : public TrainModel {
   }
 
  private:
-  static ampkit::train::Trainer build(const TrainConfig& t, std::int64_t vocab) {
+  static ampkit::train::Trainer build(const TrainConfig& t, std::int64_t vocab, dist::Communicator* comm) {
     if (t.model == ModelKind::gpt) {
       ampkit::train::GptConfig g;
       g.vocab = vocab, g.seq_len = t.context, g.dim = t.width, g.heads = t.heads, g.layers = t.depth;
-      return ampkit::train::Trainer::gpt(g, trainer_config(t));
+      return ampkit::train::Trainer::gpt(g, trainer_config(t, comm));
     }
     ampkit::train::MlpConfig m;
     m.vocab = vocab, m.seq_len = t.context, m.dim = t.width, m.hidden = t.hidden(), m.layers = t.depth;
-    return ampkit::train::Trainer::mlp(m, trainer_config(t));
+    return ampkit::train::Trainer::mlp(m, trainer_config(t, comm));
   }
 
   // The schedule's rate for the next step.
@@ -145,13 +147,13 @@ class GraphModel final : public TrainModel {
 
 }  // namespace
 
-std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int64_t vocab) {
-  return std::make_unique<GraphModel>(config, vocab);
+std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int64_t vocab, dist::Communicator* comm) {
+  return std::make_unique<GraphModel>(config, vocab, comm);
 }
 
 #else
 
-std::unique_ptr<TrainModel> make_graph_model(const TrainConfig&, std::int64_t) {
+std::unique_ptr<TrainModel> make_graph_model(const TrainConfig&, std::int64_t, dist::Communicator*) {
   throw Error("this build of ampkit has no training-graph runtime (ampkit/train/trainer.hpp) yet",
               ErrorKind::unsupported);
 }

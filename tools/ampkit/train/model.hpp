@@ -16,6 +16,10 @@
 #include "tools/ampkit/train/config.hpp"
 #include "tools/ampkit/train/run_checkpoint.hpp"
 
+namespace ampkit::dist {
+class Communicator;
+}  // namespace ampkit::dist
+
 namespace ampkit::tools::train {
 
 /// What one training step did.
@@ -72,7 +76,10 @@ class TrainModel {
 };
 
 /// The model of `config` over `vocab` characters, built with the graph runtime (graph_model.cpp).
-/// Throws ampkit::Error when the runtime refuses the configuration.
-std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int64_t vocab);
+/// With a communicator of N > 1 ranks, its steps average the gradients over the ranks (every rank
+/// builds the same model; config.batch is then this rank's rows). Throws ampkit::Error when the
+/// runtime refuses the configuration.
+std::unique_ptr<TrainModel> make_graph_model(const TrainConfig& config, std::int64_t vocab,
+                                             dist::Communicator* comm = nullptr);
 
 }  // namespace ampkit::tools::train

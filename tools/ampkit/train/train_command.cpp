@@ -2,10 +2,14 @@
 // them), checks every output path and the data up front, builds the model (graph_model.cpp),
 // runs the loop (train_run.cpp) and prints what the run reached: validation loss and perplexity
 // against the unigram baseline, throughput, the fp16 numerics and loss-scale history, samples.
+// Under mpirun (more than one rank) the ranks train one data-parallel run: rank 0 alone prints
+// and writes; a setup that fails on any rank ends every rank with the first failure's message
+// and exit code (docs/TRAIN.md "Scaling out").
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,9 +19,11 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/dist/communicator.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "ampkit/train/corpus.hpp"
 #include "ampkit/train/files.hpp"
+#include "tools/ampkit/cli/dispatch.hpp"
 #include "tools/ampkit/commands.hpp"
 #include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/common/memory.hpp"
@@ -133,38 +139,60 @@ void print_fp16_report(const RunSummary& s, const TrainConfig& c, double final_s
               count_of(s.skipped_steps, "step", "steps").c_str());
 }
 
-}  // namespace
-
-int run_train(const Args& args) {
-  std::optional<TrainOptions> parsed = parse_train_options(args);
-  if (!parsed) return 0;
-  TrainOptions options = std::move(*parsed);
+// Everything a run needs, prepared (and checked) before the first step.
+struct PreparedRun {
+  TrainOptions options;
   std::optional<TrainCheckpoint> resumed;
-  std::vector<std::string> notes;
-  if (options.config.resume) {
-    resumed = load_run_checkpoint(*options.config.resume);
-    merge_resumed_config(options, resumed->config, &notes);
+  std::vector<std::string> notes, paths;
+  Corpus corpus;
+  std::string data_name;
+  std::unique_ptr<TrainModel> model;
+};
+
+// Parses, loads and checks everything and builds the model; nullopt when --help was printed.
+// `comm` (null: one process) is the data-parallel group: rank r builds a model of
+// batch / ranks rows, and only rank 0 keeps the outputs (log, plot, checkpoint).
+std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* comm) {
+  std::optional<TrainOptions> parsed = parse_train_options(args);
+  if (!parsed) return std::nullopt;
+  PreparedRun p;
+  p.options = std::move(*parsed);
+  if (p.options.config.resume) {
+    p.resumed = load_run_checkpoint(*p.options.config.resume);
+    merge_resumed_config(p.options, p.resumed->config, &p.notes);
   }
-  const TrainConfig& c = options.config;
+  TrainConfig& c = p.options.config;
+  const int ranks = comm ? comm->size() : 1;
+  if (ranks > 1) {
+    if (c.batch % ranks != 0)
+      throw cli::UsageError(detail::concat("--batch ", c.batch, " is the global batch, split over the ", ranks,
+                                           " ranks: it must be a multiple of ", ranks));
+    if (c.cuda)
+      throw Error(detail::concat("--device cuda: a run over ", ranks, " ranks trains on the cpu only"),
+                  ErrorKind::unsupported);
+    if (comm->rank() != 0) c.log = c.plot = c.checkpoint = std::nullopt;  // rank 0 writes
+  }
   // Outputs are checked before minutes of training, not after.
   if (c.log) check_output_path(*c.log, "--log");
   if (c.plot) check_output_path(*c.plot, "--plot");
   if (c.checkpoint) check_output_path(*c.checkpoint, "--checkpoint");
 
-  const std::vector<std::string> paths = data_paths(c);
-  const Corpus corpus = load_corpus(paths);
-  const std::string data_name = c.data.empty() ? std::string(kDefaultCorpusFolder) : c.data;
+  p.paths = data_paths(c);
+  p.corpus = load_corpus(p.paths);
+  const Corpus& corpus = p.corpus;
+  p.data_name = c.data.empty() ? std::string(kDefaultCorpusFolder) : c.data;
+  const std::string& data_name = p.data_name;
   for (const auto& [part, stream] : {std::pair{"training", &corpus.train}, std::pair{"validation", &corpus.validation}})
     if (static_cast<std::int64_t>(stream->size()) < c.context + 1)
       throw Error(detail::concat(data_name, ": the ", part, " text has ", stream->size(), " characters, but --context ",
                                  c.context, " needs at least ", c.context + 1, " (", corpus.split,
                                  "): give more text or a smaller --context"));
-  if (resumed) {
+  if (p.resumed) {
     const std::string what = "--resume '" + *c.resume + "'";
-    if (resumed->data_fingerprint != corpus.fingerprint)
+    if (p.resumed->data_fingerprint != corpus.fingerprint)
       throw Error(detail::concat(what, ": the training text ", data_name,
                                  " is not the text the checkpoint was trained on (its contents changed)"));
-    if (!(resumed->vocabulary == corpus.vocabulary))
+    if (!(p.resumed->vocabulary == corpus.vocabulary))
       throw Error(detail::concat(what, ": the checkpoint's vocabulary differs from the data's"));
   }
   if (c.threads > 0) set_num_threads(c.threads);
@@ -176,10 +204,20 @@ int run_train(const Args& args) {
     set_fp16_device_model(c.fp16_model);
     set_gemm_fp16_alt_impl(c.fp16_alt);
   }
-  require_run_memory(c, corpus.vocabulary.size());
-  const std::unique_ptr<TrainModel> model = make_graph_model(c, corpus.vocabulary.size());
-  if (resumed) check_checkpoint_tensors(*resumed, model->tensor_specs(), "--resume '" + *c.resume + "'");
+  TrainConfig local = c;  // this rank's rows
+  local.batch = c.batch / ranks;
+  require_run_memory(local, corpus.vocabulary.size());
+  p.model = make_graph_model(local, corpus.vocabulary.size(), ranks > 1 ? comm : nullptr);
+  if (p.resumed) check_checkpoint_tensors(*p.resumed, p.model->tensor_specs(), "--resume '" + *c.resume + "'");
+  return p;
+}
 
+// Trains the prepared run and prints the report (rank 0's stdout; the other ranks' is /dev/null).
+int train_and_report(PreparedRun& p, RankSlice slice) {
+  const TrainConfig& c = p.options.config;
+  const Corpus& corpus = p.corpus;
+  const std::vector<std::string>& paths = p.paths;
+  const std::unique_ptr<TrainModel>& model = p.model;
   const double baseline = unigram_baseline(corpus);
   std::printf("ampkit train: %s\n", model->describe().c_str());
   std::printf(
@@ -190,26 +228,34 @@ int run_train(const Args& args) {
       short_number(c.weight_decay).c_str(), c.clip > 0 ? short_number(c.clip).c_str() : "off",
       static_cast<long long>(c.batch), static_cast<long long>(c.context), count_of(c.steps, "step", "steps").c_str(),
       static_cast<unsigned long long>(c.seed), count_of(num_threads(), "thread", "threads").c_str());
+  if (slice.ranks > 1)
+    std::printf("  data parallel: %d ranks (mpi), %lld rows each, gradients summed in rank order\n", slice.ranks,
+                static_cast<long long>(c.batch / slice.ranks));
   if (c.cuda) std::printf("  device: cuda:0, %s\n", cuda_device_description(0).c_str());
   std::printf("  data: %s (%zu file%s, %s bytes, %lld distinct characters): %s train and %s validation tokens; %s\n",
-              data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s",
+              p.data_name.c_str(), paths.size(), paths.size() == 1 ? "" : "s",
               format_count(static_cast<double>(corpus.bytes)).c_str(), static_cast<long long>(corpus.vocabulary.size()),
               format_count(static_cast<double>(corpus.train.size())).c_str(),
               format_count(static_cast<double>(corpus.validation.size())).c_str(), corpus.split.c_str());
   std::printf("  unigram baseline: %s nats per character (the loss of a model that ignores context)\n",
               fixed(baseline, 4).c_str());
-  if (resumed) {
-    std::printf("  resuming %s at step %lld\n", c.resume->c_str(), static_cast<long long>(resumed->step));
-    for (const std::string& n : notes)
+  if (p.resumed) {
+    std::printf("  resuming %s at step %lld\n", c.resume->c_str(), static_cast<long long>(p.resumed->step));
+    for (const std::string& n : p.notes)
       std::printf("  note: %s: the loss no longer follows the saved run's\n", n.c_str());
   }
   std::fflush(stdout);
 
   reset_fp16_counters();
   RunIo io;
-  io.live = is_terminal(stderr);
-  io.columns = io.live ? terminal_columns(stderr) : 0;
-  const RunSummary s = run_training(*model, corpus, c, resumed ? &*resumed : nullptr, io);
+  if (slice.rank == 0) {
+    io.live = is_terminal(stderr);
+    io.columns = io.live ? terminal_columns(stderr) : 0;
+  } else {
+    io.progress = stdout;  // /dev/null
+  }
+  const RunSummary s = run_training(*model, corpus, c, p.resumed ? &*p.resumed : nullptr, io, slice);
+  if (slice.rank != 0) return 0;
 
   const std::int64_t tokens = (s.steps - s.first_step) * c.batch * c.context;
   std::printf(
@@ -226,6 +272,69 @@ int run_train(const Args& args) {
   if (c.checkpoint) std::printf("checkpoint: %s (step %lld)\n", c.checkpoint->c_str(), static_cast<long long>(s.steps));
   print_samples(s, c);
   return 0;
+}
+
+// Runs on every rank of `comm` (size > 1): each prepares; one all_gather of the ranks' exit
+// statuses decides whether all can train, so a failed setup never leaves a peer waiting. The
+// first failing rank in rank order reports (its exception, in `failure`, goes on to the top
+// level's message and exit code once the communicator is gone); the others return the same code
+// silently. A failure while training ends the job through the communicator
+// (abort_job_on_error: the failing rank's message, MPI_Abort).
+int run_train_ranks(const Args& args, dist::Communicator& comm, std::exception_ptr& failure) {
+  if (comm.rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
+    throw Error("ampkit train: cannot redirect the output of rank " + std::to_string(comm.rank()));
+  std::optional<PreparedRun> p;
+  std::exception_ptr mine;
+  std::int32_t status = cli::kExitOk;
+  try {
+    p = prepare_run(args, &comm);
+  } catch (const cli::UsageError&) {
+    mine = std::current_exception();
+    status = cli::kExitUsage;
+  } catch (const Error& e) {
+    mine = std::current_exception();
+    status = cli::exit_code(e.kind());
+  } catch (...) {
+    mine = std::current_exception();
+    status = cli::kExitInternal;
+  }
+  std::vector<std::int32_t> statuses(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(&status, statuses.data(), 1, DType::i32);
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::int32_t code = statuses[static_cast<std::size_t>(r)];
+    if (code == cli::kExitOk) continue;
+    if (r == comm.rank()) {
+      if (r != 0) std::fprintf(stderr, "ampkit train: rank %d of %d failed to start:\n", r, comm.size());
+      failure = mine;
+    }
+    return code;
+  }
+  if (!p) return cli::kExitOk;  // --help (rank 0 printed it)
+  return dist::abort_job_on_error(comm, [&] { return train_and_report(*p, {comm.rank(), comm.size()}); });
+}
+
+}  // namespace
+
+int run_train(const Args& args) {
+  // An exception leaves only once the communicator is gone: the MPI one, destroyed while an
+  // exception unwinds, would end the job instead of letting the top level report it.
+  std::exception_ptr failure;
+  int code = 0;
+  {
+    const std::unique_ptr<dist::Communicator> comm = dist::make_process_communicator();
+    try {
+      if (comm->size() > 1) {
+        code = run_train_ranks(args, *comm, failure);
+      } else {
+        std::optional<PreparedRun> p = prepare_run(args, nullptr);
+        code = p ? train_and_report(*p, {}) : 0;
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return code;
 }
 
 }  // namespace ampkit::tools

@@ -108,8 +108,11 @@ std::vector<std::string> sample_texts(TrainModel& model, const Vocabulary& vocab
 }
 
 RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConfig& config,
-                        const TrainCheckpoint* resume, const RunIo& io) {
-  if (model.vocab() != corpus.vocabulary.size() || model.rows() != config.batch || model.context() != config.context)
+                        const TrainCheckpoint* resume, const RunIo& io, RankSlice slice) {
+  const std::int64_t rows = config.batch / slice.ranks;  // this rank's
+  const bool writer = slice.rank == 0;
+  if (model.vocab() != corpus.vocabulary.size() || model.rows() != rows || rows * slice.ranks != config.batch ||
+      model.context() != config.context)
     throw Error(detail::concat("run_training: the model (vocab ", model.vocab(), ", rows ", model.rows(), ", context ",
                                model.context(), ") does not match the corpus and configuration (vocab ",
                                corpus.vocabulary.size(), ", batch ", config.batch, ", context ", config.context, ")"));
@@ -120,7 +123,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   RunSummary summary;
   BatchSampler sampler(corpus.train, config.batch, config.context, config.seed);
   const std::vector<Batch> validation =
-      validation_batches(corpus.validation, config.batch, config.context, kValidationTokens);
+      writer ? validation_batches(corpus.validation, rows, config.context, kValidationTokens) : std::vector<Batch>{};
   const LrSchedule schedule{config.lr, config.warmup, config.steps};
   std::int64_t step = 0;
   if (resume) {
@@ -137,20 +140,21 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
 
   const LossCurves plot_base{plot_title(config), {}, {}, unigram_baseline(corpus)};
   auto write_plot = [&] {
-    if (!config.plot) return;
+    if (!config.plot || !writer) return;
     LossCurves curves = plot_base;
     curves.train = summary.train_curve;
     curves.validation = summary.validation_curve;
     write_loss_svg(*config.plot, curves);
   };
   auto evaluate = [&](std::int64_t at) {
+    if (!writer) return static_cast<double>(NAN);
     const double loss = mean_validation_loss(model, validation);
     summary.validation_curve.push_back({at, loss});
     write_plot();
     return loss;
   };
   auto save = [&](std::int64_t at) {
-    if (!config.checkpoint) return;
+    if (!config.checkpoint || !writer) return;
     save_run_checkpoint(*config.checkpoint, make_checkpoint(model, corpus, config, at, sampler.state(),
                                                             summary.train_curve, summary.validation_curve));
     if (io.after_checkpoint) io.after_checkpoint(at, *config.checkpoint);
@@ -165,22 +169,33 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   // The log is opened once the model has run (the first evaluation), so that a run refused by
   // the model leaves an existing log as it was.
   std::unique_ptr<std::FILE, FileCloser> log;
-  if (config.log) {
+  if (config.log && writer) {
     log.reset(std::fopen(config.log->c_str(), "w"));
     if (!log) throw Error(detail::concat("--log '", *config.log, "': cannot open it: ", std::strerror(errno)));
   }
   double last_scale = resume ? resume->loss_scale.scale : model.loss_scale().scale;
   const double loop_start = clock();
-  Batch batch;
+  Batch batch, global;  // global: the whole step's rows, when there are several ranks
   std::int64_t tokens = 0;
   for (; step < config.steps;) {
     const double lr = schedule.at(step);
-    sampler.next(batch);
+    if (slice.ranks == 1) {
+      sampler.next(batch);
+    } else {
+      sampler.next(global);
+      const auto n = static_cast<std::size_t>(rows * config.context);
+      const auto first = global.tokens.begin() + static_cast<std::ptrdiff_t>(slice.rank * n);
+      const auto first_target = global.targets.begin() + static_cast<std::ptrdiff_t>(slice.rank * n);
+      batch.rows = rows;
+      batch.context = config.context;
+      batch.tokens.assign(first, first + static_cast<std::ptrdiff_t>(n));
+      batch.targets.assign(first_target, first_target + static_cast<std::ptrdiff_t>(n));
+    }
     const double t0 = clock();
     const ModelStep r = model.step(batch, lr);
     const double t1 = clock();
     summary.train_seconds += t1 - t0;
-    tokens += batch.rows * batch.context;
+    tokens += batch.rows * batch.context * slice.ranks;
     ++step;
     if (!r.skipped && !std::isfinite(r.loss))
       throw Error(detail::concat("the training loss became ", r.loss, " at step ", step,
@@ -220,6 +235,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
       save(step);
   }
   progress.finish();
+  if (!writer) return summary;
   if (summary.validation_curve.empty() || summary.validation_curve.back().step != step) evaluate(step);
   if (log && std::ferror(log.get()))
     throw Error(detail::concat("--log '", *config.log, "': a write failed (disk full?)"));

@@ -35,6 +35,15 @@ struct RunIo {
   std::function<void(std::int64_t, const std::string&)> after_checkpoint;
 };
 
+/// This process's place in a data-parallel run (docs/TRAIN.md "Scaling out"): config.batch is the
+/// global batch, drawn as one stream (the sampler of one process at config.batch rows) of which
+/// rank r trains on rows [r * B, (r + 1) * B), B = config.batch / ranks (the model's rows()).
+/// Rank 0 alone evaluates, logs, plots, saves checkpoints and samples; the others only train.
+struct RankSlice {
+  int rank = 0;
+  int ranks = 1;
+};
+
 /// A change of the loss scale (fp16).
 struct LossScaleChange {
   std::int64_t step = 0;
@@ -57,7 +66,7 @@ struct RunSummary {
 /// that it matches the model, the vocabulary and the data). Throws ampkit::Error on an
 /// unwritable output or a diverged run (a non-finite loss on a step that was not skipped).
 RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConfig& config,
-                        const TrainCheckpoint* resume, const RunIo& io);
+                        const TrainCheckpoint* resume, const RunIo& io, RankSlice slice = {});
 
 /// The checkpoint of the model's state now (for run_training and tests).
 TrainCheckpoint make_checkpoint(TrainModel& model, const Corpus& corpus, const TrainConfig& config, std::int64_t step,
