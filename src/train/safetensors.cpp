@@ -61,7 +61,7 @@ std::vector<T> values_of(const SafeTensor& t, SafeDType want) {
     throw Error(detail::concat("tensor '", t.name, "': expected dtype ", safe_dtype_name(want), ", but got ",
                                safe_dtype_name(t.dtype)));
   std::vector<T> v(t.bytes.size() / sizeof(T));
-  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(T));  // an empty vector's data() may be null
   return v;
 }
 
