@@ -25,7 +25,7 @@ TEST(KernelLists, EveryListEndsWithARunnableReference) {
   for (Isa isa : testing::available_isas()) {
     testing::IsaScope scope(isa);
     const std::vector<KernelList> lists = kernel_lists();
-    ASSERT_GE(lists.size(), 24u);
+    ASSERT_GE(lists.size(), cuda_built() ? 33u : 19u);  // 19 CPU lists, 14 CUDA ones when built
     int cuda_lists = 0;
     for (const KernelList& list : lists) {
       SCOPED_TRACE(list.op + " under " + std::string(isa_name(isa)));
