@@ -2,7 +2,7 @@
 #include "core/workspace.hpp"
 
 #include <cstdint>
-#include <cstdlib>
+#include <new>
 
 namespace ampkit {
 namespace {
@@ -15,10 +15,17 @@ struct Slot {
   std::size_t capacity = 0;
 };
 
+// Through the global operator new, so the no-allocation tests see a slot that grows.
+void free_slot(Slot& s) noexcept {
+  ::operator delete (s.data, std::align_val_t{kAlign});
+  s.data = nullptr;
+  s.capacity = 0;
+}
+
 struct Workspace {
   Slot slots[kSlots];
   ~Workspace() {
-    for (Slot& s : slots) std::free(s.data);
+    for (Slot& s : slots) free_slot(s);
   }
 };
 
@@ -30,12 +37,10 @@ void* workspace(WorkspaceSlot slot, std::size_t bytes, bool* grew) noexcept {
   Slot& s = t_workspace.slots[static_cast<int>(slot)];
   if (grew != nullptr) *grew = false;
   if (bytes <= s.capacity) return s.data;
-  std::free(s.data);
-  s.data = nullptr;
-  s.capacity = 0;
+  free_slot(s);
   if (bytes > SIZE_MAX / 2) return nullptr;
   const std::size_t size = (bytes + bytes / 4 + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, size);
+  void* p = ::operator new (size, std::align_val_t{kAlign}, std::nothrow);
   if (p == nullptr) return nullptr;
   s.data = p;
   s.capacity = size;
@@ -45,11 +50,6 @@ void* workspace(WorkspaceSlot slot, std::size_t bytes, bool* grew) noexcept {
 
 std::size_t workspace_bytes(WorkspaceSlot slot) noexcept { return t_workspace.slots[static_cast<int>(slot)].capacity; }
 
-void release_workspace(WorkspaceSlot slot) noexcept {
-  Slot& s = t_workspace.slots[static_cast<int>(slot)];
-  std::free(s.data);
-  s.data = nullptr;
-  s.capacity = 0;
-}
+void release_workspace(WorkspaceSlot slot) noexcept { free_slot(t_workspace.slots[static_cast<int>(slot)]); }
 
 }  // namespace ampkit
