@@ -193,6 +193,21 @@ int check_case(const Mix& mix, Shape s, Op op_a, Op op_b, Epilogue e, std::mt199
     ADD_FAILURE() << where << ": two runs gave different bits";
     ++bad;
   }
+  // The CUDA list's reference entry runs the CPU reference on host copies: the CPU reference's
+  // bits and counters, on device memory.
+  Outputs ref_gpu, ref_cpu;
+  {
+    ReferenceOnly reference;
+    ref_gpu = run_gpu(p);
+    ref_cpu = run_cpu(p);
+  }
+  if (std::string(ref_gpu.report.kernel) != "gemm_ref_cuda" || !same_bits(ref_gpu.d, ref_cpu.d) ||
+      !same_bits(ref_gpu.aux, ref_cpu.aux) || !same_bits(ref_gpu.bias_grad, ref_cpu.bias_grad) ||
+      ref_gpu.report.fp16_subnormal_outputs != ref_cpu.report.fp16_subnormal_outputs) {
+    ADD_FAILURE() << where << ": the reference entry " << ref_gpu.report.kernel << " differs from the CPU reference "
+                  << ref_cpu.report.kernel;
+    ++bad;
+  }
   // Accumulation error of the product (tensor cores may truncate partial sums): (k + 8) 2^-22.
   const double acc = static_cast<double>(g.k + 8) * 0x1p-22;
   std::vector<double> row_abs(static_cast<std::size_t>(g.m), 0.0), row_err(static_cast<std::size_t>(g.m), 0.0);
