@@ -10,10 +10,15 @@ Precision as ampkit's: fp32, or bf16/fp16 autocast over fp32 master weights (fp1
 GradScaler). One step = zero_grad, forward, backward, clip, optimizer step, and the loss read
 back to the host (on cuda that waits for the step's kernels).
 
-Prints one JSON object: {"peer": "pytorch", "version", "precision", "threads", "device",
-"step_ms" (the median over the timed steps), "steps"}. Usage:
+Two modes: eager (the model as written) and compile, the way a PyTorch user trains for speed:
+torch.compile of the model, F.scaled_dot_product_attention, torch.optim.AdamW(fused=True) and
+the same autocast (PyTorch 2.x; on a version without them the script exits with the reason).
+
+Prints one JSON object: {"peer": "pytorch", "version", "mode", "precision", "threads", "device",
+"step_ms" (the median over the timed steps), "tokens_per_s", "steps", and on cuda
+"peak_memory_bytes" (torch.cuda.max_memory_allocated over the run)}. Usage:
     python3 bench/torch_train_step.py --precision bf16 --threads 2 --steps 20 [--device cuda]
-        [--width 128 --depth 2 --heads 4 --context 64 --batch 32]
+        [--mode eager|compile] [--vocab 113 --width 128 --depth 2 --heads 4 --context 64 --batch 32]
 `ampkit bench train --peer pytorch` runs it when `import torch` works.
 """
 import argparse
@@ -96,19 +101,25 @@ class NoScaler:
 
 
 def main():
-    global WIDTH, DEPTH, HEADS, CONTEXT, BATCH  # the model's sizes, from the options
+    global VOCAB, WIDTH, DEPTH, HEADS, CONTEXT, BATCH  # the model's sizes, from the options
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="bf16")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--mode", choices=["eager", "compile"], default="eager")
+    ap.add_argument("--vocab", type=int, default=VOCAB)
     ap.add_argument("--width", type=int, default=WIDTH)
     ap.add_argument("--depth", type=int, default=DEPTH)
     ap.add_argument("--heads", type=int, default=HEADS)
     ap.add_argument("--context", type=int, default=CONTEXT)
     ap.add_argument("--batch", type=int, default=BATCH)
     args = ap.parse_args()
-    WIDTH, DEPTH, HEADS, CONTEXT, BATCH = args.width, args.depth, args.heads, args.context, args.batch
+    VOCAB, WIDTH, DEPTH, HEADS, CONTEXT, BATCH = args.vocab, args.width, args.depth, args.heads, args.context, args.batch
+    compiled = args.mode == "compile"
+    if compiled and not (hasattr(torch, "compile") and hasattr(F, "scaled_dot_product_attention")):
+        raise SystemExit(f"--mode compile needs torch.compile and scaled_dot_product_attention (PyTorch 2.0 or "
+                         f"later), not {torch.__version__}")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: torch.cuda.is_available() is False")
     dev = torch.device(args.device)
@@ -117,8 +128,10 @@ def main():
     model = Gpt().to(dev)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
-                            lr=1e-3)
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=1e-3, fused=True) if compiled else torch.optim.AdamW(groups, lr=1e-3)
+    if compiled:
+        model = torch.compile(model)
     dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
     if args.precision == "fp16" and not hasattr(torch.amp, "GradScaler"):
         raise SystemExit(f"fp16 autocast with a GradScaler needs PyTorch 2.3 or later, not {torch.__version__}")
@@ -138,7 +151,7 @@ def main():
         scaler.update()
         return loss.item()
 
-    for _ in range(3):
+    for _ in range(3):  # warm-up (compile mode: the compilation happens here)
         first = step()
     assert math.isfinite(first)
     times = []
@@ -146,9 +159,13 @@ def main():
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"peer": "pytorch", "version": torch.__version__, "precision": args.precision,
-                      "threads": args.threads, "device": args.device, "step_ms": 1e3 * statistics.median(times),
-                      "steps": args.steps}))
+    step_s = statistics.median(times)
+    result = {"peer": "pytorch", "version": torch.__version__, "mode": args.mode, "precision": args.precision,
+              "threads": args.threads, "device": args.device, "step_ms": 1e3 * step_s,
+              "tokens_per_s": BATCH * CONTEXT / step_s, "steps": args.steps}
+    if args.device == "cuda":
+        result["peak_memory_bytes"] = torch.cuda.max_memory_allocated()
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
