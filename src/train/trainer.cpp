@@ -15,7 +15,6 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
-#include "ampkit/dist/communicator.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/executor.hpp"
 #include "ampkit/graph/passes.hpp"
@@ -24,6 +23,7 @@
 #include "ampkit/ops/optimizer.hpp"
 #include "ampkit/train/models.hpp"
 #include "ops/backend.hpp"
+#include "train/data_parallel.hpp"
 #include "train/loss_scaler.hpp"
 
 namespace ampkit::train {
@@ -181,41 +181,6 @@ struct LossScaling {
   bool enabled = false;
 };
 
-// Data parallelism over config.communicator (docs/TRAIN.md "Scaling out"): with more than one
-// rank, the step's gradients (each converted to fp32) and its loss are packed into one flat
-// buffer, summed over the ranks by one all_reduce (the communicator's fixed rank order: the same
-// bits on every rank) and the optimizer reads the sums through `views`; the 1/N of the mean is
-// folded into the optimizer's gradient scale. With one rank it holds nothing and costs nothing.
-struct GradientAveraging {
-  dist::Communicator* comm = nullptr;  // null: one process
-  std::vector<float> flat;             // every parameter's gradient in model order, then the loss
-  std::vector<TensorView> views;       // views of flat, one per parameter
-
-  bool active() const { return comm != nullptr && comm->size() > 1; }
-  double ranks() const { return active() ? static_cast<double>(comm->size()) : 1.0; }
-
-  void bind(dist::Communicator* c, const std::vector<Param>& ps) {
-    comm = c;
-    if (!active()) return;
-    std::size_t total = 0;
-    for (const Param& p : ps) total += p.data.size();
-    flat.assign(total + 1, 0.0f);
-    std::size_t offset = 0;
-    for (const Param& p : ps) {
-      views.emplace_back(flat.data() + offset, DType::f32, p.shape.data(), static_cast<int>(p.shape.size()));
-      offset += p.data.size();
-    }
-  }
-
-  // Sums `grads` and `loss` over the ranks; returns the ranks' mean loss.
-  double reduce(std::span<const TensorView> grads, double loss) {
-    for (std::size_t i = 0; i < grads.size(); ++i) convert(grads[i], views[i]);
-    flat.back() = static_cast<float>(loss);
-    comm->all_reduce(flat.data(), flat.size(), DType::f32, dist::ReduceOp::sum);
-    return static_cast<double>(flat.back()) / ranks();
-  }
-};
-
 // Where the executor's external values live on a GPU (config.device == cuda), staged through the
 // device's backend object: the device copies of the ids, the loss seed and the parameters, and
 // the host copies of the gradients the optimizer reads. Off a GPU it holds nothing and the
@@ -288,7 +253,7 @@ struct Trainer::State {
     scaling.enabled = config.compute == DType::f16;
     init_parameters(m.parameters, gm);
     bind_parameters();
-    averaging.bind(config.communicator, params);
+    averaging.bind(config.communicator, grads);
   }
 
   // Sizes the batch buffers and binds them (or, on a GPU, their device copies) to the executor.
@@ -446,7 +411,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   // check, the skip decision, the loss scaler and the norm below agree without another collective.
   if (s.averaging.active()) {
     r.loss = s.averaging.reduce(grads, r.loss);
-    grads = s.averaging.views;
+    grads = s.averaging.views();
   }
   const double unscale = 1.0 / (static_cast<double>(s.batch.seed) * static_cast<double>(micro) * s.averaging.ranks());
   r.grad_norm = global_grad_norm(grads) * unscale;
