@@ -253,7 +253,11 @@ struct Trainer::State {
     scaling.enabled = config.compute == DType::f16;
     init_parameters(m.parameters, gm);
     bind_parameters();
-    averaging.bind(config.communicator, grads);
+    std::vector<GradientSource> sources;
+    for (std::size_t i = 0; i < params.size(); ++i)
+      sources.push_back({grads[i], compiled.exec->graph().producer(params[i].grad)});
+    averaging.bind(config.communicator, sources, config.bucket_bytes, !staging.on_device(),
+                   static_cast<int>(compiled.exec->graph().nodes.size()));
   }
 
   // Sizes the batch buffers and binds them (or, on a GPU, their device copies) to the executor.
@@ -391,12 +395,29 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   r.loss_scale = s.batch.seed;
   double loss_sum = 0.0;
   std::vector<TensorView>& accs = s.optimizer.accs;
+  const int nodes = static_cast<int>(s.compiled.exec->graph().nodes.size());
   for (std::int64_t k = 0; k < micro; ++k) {
     s.batch.load(tokens, targets, k);
-    s.run(0, static_cast<int>(s.compiled.exec->graph().nodes.size()));
+    // Over N ranks, the last micro-batch's backward runs in node ranges, each followed by the
+    // launch of the buckets whose gradients are complete (and accumulated, with micro-batches).
+    const bool buckets = s.averaging.active() && k + 1 == micro;
+    if (buckets) {
+      int at = 0;
+      for (const GradientAveraging::Launch& l : s.averaging.launches()) {
+        s.run(at, l.end);
+        at = l.end;
+        const double loss = (loss_sum + s.loss()) / static_cast<double>(micro);
+        for (int b = l.first; b < l.last; ++b)
+          s.averaging.launch(b, s.grads, micro > 1 ? std::span<const TensorView>(accs) : std::span<const TensorView>(),
+                             loss);
+      }
+      if (at < nodes) s.run(at, nodes);
+    } else {
+      s.run(0, nodes);
+    }
     s.compiled.add_fp16_records();
     loss_sum += s.loss();
-    if (micro > 1)
+    if (micro > 1 && !buckets)
       for (std::size_t i = 0; i < s.params.size(); ++i) {
         if (k == 0)
           convert(s.grads[i], accs[i]);
@@ -410,7 +431,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   // Over N ranks: the sums of every rank's gradients, equal on every rank, so the finiteness
   // check, the skip decision, the loss scaler and the norm below agree without another collective.
   if (s.averaging.active()) {
-    r.loss = s.averaging.reduce(grads, r.loss);
+    r.loss = s.averaging.finish();
     grads = s.averaging.views();
   }
   const double unscale = 1.0 / (static_cast<double>(s.batch.seed) * static_cast<double>(micro) * s.averaging.ranks());
@@ -547,5 +568,7 @@ std::vector<NodeTiming> Trainer::node_timings() const {
 std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->compiled.fp16_totals; }
 
 std::string Trainer::graph_dump() const { return state_->compiled.dump; }
+
+CommunicationStats Trainer::communication() const { return state_->averaging.times(); }
 
 }  // namespace ampkit::train

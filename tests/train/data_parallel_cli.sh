@@ -6,6 +6,7 @@
 #      code 2, and the job ends (no hang: CTest's timeout would catch one);
 #   1b. a setup that fails on rank 1 only (its --data is missing: an MPMD launch) ends the job
 #      with exit 1 and rank 1's message, not a hang;
+#   2b. small gradient buckets give the bits of one bucket (losses, checkpoint bytes);
 #   2. 2 ranks at --batch 8 (4 rows each) follow the losses of one process at --batch 8 within the
 #      summation-order tolerance: both compute the mean of n = 8 x 16 token losses (and gradients
 #      of the same sums) in different orders, so each step's loss may differ by about
@@ -79,6 +80,16 @@ same_losses() {
     } END { printf "%s: %d steps agree (largest difference %.3g)\n", what, NR, worst; exit bad }' || status=1
 }
 same_losses one.log two.log "2 ranks vs one process"
+
+# 2b. Small gradient buckets (--bucket-mb 0.004: several per step) give the same losses and the
+# same checkpoint bytes as one bucket after the backward (--bucket-mb 0).
+$mpirun "$ampkit" train $common --batch 8 --steps 3 --bucket-mb 0.004 --log small.log --checkpoint small.ckpt \
+  > small.out 2>&1 || fail "2 ranks, small buckets: $(cat small.out)"
+$mpirun "$ampkit" train $common --batch 8 --steps 3 --bucket-mb 0 --log one-bucket.log --checkpoint one-bucket.ckpt \
+  > one-bucket.out 2>&1 || fail "2 ranks, one bucket: $(cat one-bucket.out)"
+cmp -s small.ckpt one-bucket.ckpt || fail "the checkpoints of small buckets and of one bucket differ"
+[ "$(grep -o '"loss":[^,]*' small.log)" = "$(grep -o '"loss":[^,]*' one-bucket.log)" ] ||
+  fail "the losses of small buckets and of one bucket differ"
 
 # 4. Resume the 2-rank checkpoint on 1 process and on 2 ranks, and the 1-process one on 1.
 "$ampkit" train --resume one.ckpt --steps 6 --log one-on-1.log --threads 1 > r1.out 2>&1 || fail "resume one: $(cat r1.out)"

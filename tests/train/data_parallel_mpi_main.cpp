@@ -14,7 +14,10 @@
 // * loss. The gradients differ by the same relative order, so with plain SGD at a small rate the
 // parameters, and the later losses, drift by at most about one more such bound per step: the test
 // allows tol_k = 2 * (gamma_n + 2u) * loss * k at step k (k = 1..steps) and prints the largest
-// observed fraction of it. Prints "PASSED: N ranks" when every check holds on every rank.
+// observed fraction of it.
+//   3. gradients summed in many buckets during the backward give bitwise the state of one bucket
+//      after it (buckets_change_no_bit).
+// Prints "PASSED: N ranks" when every check holds on every rank.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -127,6 +130,62 @@ int run(Communicator& comm, const char* label, TrainerConfig config, bool compar
   return skipped;
 }
 
+// Buckets (TrainerConfig::bucket_bytes): a trainer whose gradients are summed in many small
+// buckets during the backward and one summing them in one bucket after it hold bitwise the same
+// weights and optimizer state after every step (each element is summed in the same rank order
+// whatever its bucket), with and without micro-batches.
+void buckets_change_no_bit(Communicator& comm, const char* label, TrainerConfig config) {
+  const int n = comm.size(), rank = comm.rank();
+  ampkit::train::GptConfig g;
+  g.vocab = 17, g.seq_len = 8, g.dim = 16, g.heads = 2, g.layers = 2;
+  const std::int64_t b = 2, steps = 4;
+  config.batch = b;
+  config.seed = 5;
+  config.communicator = &comm;
+  TrainerConfig one = config;
+  config.bucket_bytes = 1024;
+  one.bucket_bytes = 0;
+  Trainer many = Trainer::gpt(g, config);
+  Trainer single = Trainer::gpt(g, one);
+  const std::int64_t rows = config.micro_batches * b;
+  // One process at the global batch, one micro-batch: the trajectory within run()'s tolerance
+  // (f32 only; the accumulation of micro-batches inside the buckets is checked by this).
+  TrainerConfig whole = config;
+  whole.communicator = nullptr;
+  whole.micro_batches = 1;
+  whole.batch = n * rows;
+  Trainer reference = Trainer::gpt(g, whole);
+  const double u = std::ldexp(1.0, -24);
+  const double terms = static_cast<double>(n * rows * g.seq_len);
+  const double gamma = terms * u / (1.0 - terms * u);
+  std::vector<std::int32_t> tokens, targets;
+  for (std::int64_t k = 1; k <= steps; ++k) {
+    global_batch(k, n * rows, g.seq_len, g.vocab, tokens, targets);
+    const auto count = static_cast<std::size_t>(rows * g.seq_len);
+    const std::span<const std::int32_t> mine_t(tokens.data() + rank * count, count);
+    const std::span<const std::int32_t> mine_y(targets.data() + rank * count, count);
+    const ampkit::train::StepResult r = many.step(mine_t, mine_y);
+    const ampkit::train::StepResult s = single.step(mine_t, mine_y);
+    const std::vector<float> a = state_of(many), c = state_of(single);
+    check(a.size() == c.size() && std::memcmp(a.data(), c.data(), a.size() * sizeof(float)) == 0 && r.loss == s.loss &&
+              r.grad_norm == s.grad_norm,
+          rank, std::string(label) + ": bucketed and one-bucket states differ after step " + std::to_string(k));
+    if (config.compute != DType::f32) continue;  // the tolerance is fp32's
+    const double loss = reference.step(tokens, targets).loss;
+    const double tol = 2.0 * (gamma + 2.0 * u) * std::fabs(loss) * static_cast<double>(k);
+    check(std::fabs(r.loss - loss) <= tol, rank,
+          std::string(label) + ": step " + std::to_string(k) + ": loss " + std::to_string(r.loss) +
+              " differs from one process at the global batch (" + std::to_string(loss) + ") by more than " +
+              std::to_string(tol));
+  }
+  const ampkit::train::CommunicationStats st = many.communication();
+  check(st.buckets > 4 && single.communication().buckets == 1, rank,
+        std::string(label) + ": " + std::to_string(st.buckets) + " buckets (the test needs more than 4, and 1)");
+  if (rank == 0)
+    std::printf("%s: %d buckets during the backward == one bucket after it, bitwise, over %lld steps\n", label,
+                st.buckets, static_cast<long long>(steps));
+}
+
 }  // namespace
 
 int main() {
@@ -153,6 +212,10 @@ int main() {
     check(skipped > 0 && skipped < 6, comm->rank(),
           "f16: " + std::to_string(skipped) + " of 6 steps skipped; the test needs some skipped and some taken");
     if (comm->rank() == 0) std::printf("f16 adamw loss scaling: %d of 6 steps skipped on every rank\n", skipped);
+    buckets_change_no_bit(*comm, "buckets, bf16 adamw clip", adamw);
+    TrainerConfig micro = sgd;
+    micro.micro_batches = 2;
+    buckets_change_no_bit(*comm, "buckets, f32 sgd 2 micro-batches", micro);
     std::int32_t failures = g_failures;
     comm->all_reduce(&failures, 1, DType::i32, ReduceOp::max);
     if (comm->rank() == 0 && failures == 0) std::printf("PASSED: %d ranks\n", comm->size());

@@ -6,6 +6,7 @@
 // layer's builder, autodiff, passes and executor (docs/GRAPH.md, docs/TRAIN.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,10 +65,22 @@ struct TrainerConfig {
   // Data parallelism (docs/TRAIN.md "Scaling out"): null or a communicator of size 1 is one
   // process, bit for bit. With N > 1 ranks every rank builds the same trainer (same seed: the
   // same initial parameters), passes its own rows to step(), and after backward the gradients
-  // (and the loss) of all ranks are summed in the communicator's fixed rank order in one
-  // all_reduce and divided by N, so every rank applies the same update. Every rank must call
-  // step() the same number of times. Not owned; it must outlive the trainer. cpu only.
+  // (and the loss) of all ranks are summed in the communicator's fixed rank order and divided by
+  // N, so every rank applies the same update. Every rank must call step() the same number of
+  // times. Not owned; it must outlive the trainer. cpu only.
   dist::Communicator* communicator = nullptr;
+  // Over N > 1 ranks: the gradients are summed in buckets of at least this many bytes of fp32
+  // gradient (whole parameters, in the order the backward produces them), each launched on a
+  // communication thread as soon as its last gradient is produced, so the sums overlap the rest
+  // of the backward. 0: one bucket after the backward. The bits do not depend on it.
+  std::size_t bucket_bytes = std::size_t{256} << 10;
+};
+
+/// The data-parallel communication of the steps so far (zeros on one process).
+struct CommunicationStats {
+  double collective_s = 0.0;  // seconds the communication thread spent in collectives
+  double waited_s = 0.0;      // seconds step() waited for them after its backward (not overlapped)
+  int buckets = 0;            // gradient buckets per step
 };
 
 /// What one step did.
@@ -176,6 +189,8 @@ class Trainer {
   std::vector<NodeFp16Totals> fp16_node_totals() const;
   /// The training graph as text (graph/ir.hpp dump), after the passes.
   std::string graph_dump() const;
+  /// The data-parallel communication so far (TrainerConfig::communicator of size > 1).
+  CommunicationStats communication() const;
 
  private:
   struct State;

@@ -46,6 +46,7 @@ ampkit::train::TrainerConfig trainer_config(const TrainConfig& t, dist::Communic
   c.seed = t.seed;
   c.device = t.cuda ? Device::cuda : Device::cpu;
   c.communicator = comm;
+  c.bucket_bytes = static_cast<std::size_t>(t.bucket_mb * 1048576.0);
   return c;
 }
 
