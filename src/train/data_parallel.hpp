@@ -32,7 +32,11 @@ struct GradientSource {
 // is summed in the communicator's fixed rank order whatever the bucket it sits in, so the bits
 // do not depend on the bucketing (the same as one all_reduce after the backward). The optimizer
 // reads the sums through views(); the 1/N of the mean is folded into the optimizer's gradient
-// scale. With one rank it holds nothing and costs nothing.
+// scale. ZeRO-1 (TrainerConfig::zero): each bucket is reduce-scattered instead (rank r gets the
+// sums of chunk r of every bucket: its shard), the optimizer updates the shard's slices of the
+// parameters with the shard's moments, and the updated slices are all-gathered. The sums are the
+// same rank-order sums, so the weights equal plain data parallelism's bit for bit. With one rank
+// it holds nothing and costs nothing.
 class GradientAveraging {
  public:
   // Bucket launches after running nodes [previous end, end): buckets [first, last).
@@ -40,12 +44,22 @@ class GradientAveraging {
     int end = 0, first = 0, last = 0;
   };
 
+  // A piece of one parameter inside one rank's shard: elements [offset, offset + count) of
+  // parameter `param`, at flat_[flat] (its summed gradient) and, on the owning rank under ZeRO-1,
+  // at state [state, state + count) of the shard's moments.
+  struct Slice {
+    int param = 0;
+    std::size_t offset = 0, count = 0, flat = 0, state = 0;
+  };
+
   // comm may be null (one process). `params`: one per parameter, in model order. bucket_bytes: a
   // bucket is closed once it holds at least that many bytes of fp32 gradient (0: one bucket).
   // overlap false: every bucket is launched after the whole graph ran (on a GPU, whose gradients
-  // come back to the host after the run). node_count: the graph's nodes.
+  // come back to the host after the run). node_count: the graph's nodes. zero: ZeRO-1 (buckets
+  // reduce-scattered; this rank updates its shard, whose moments `moments` (0, 1 or 2 f32
+  // buffers: m, then v) this object holds).
   void bind(dist::Communicator* comm, std::span<const GradientSource> params, std::size_t bucket_bytes, bool overlap,
-            int node_count);
+            int node_count, bool zero, int moments);
 
   bool active() const { return comm_ != nullptr && comm_->size() > 1; }
   double ranks() const { return active() ? static_cast<double>(comm_->size()) : 1.0; }
@@ -59,8 +73,29 @@ class GradientAveraging {
   // rank's loss, sent with the last bucket.
   void launch(int b, std::span<const TensorView> grads, std::span<const TensorView> accs, double loss);
 
-  // Waits for every bucket; returns the ranks' mean loss. The sums are then in views().
+  // Waits for every bucket; returns the ranks' mean loss. The sums are then in views() (under
+  // ZeRO-1: the sums of this rank's shard only). Under ZeRO-1 also the global norm of the sums,
+  // grad_norm() = sqrt(n_0^2 + n_1^2 + ... + n_(N-1)^2) in double, in rank order, n_r =
+  // global_grad_norm of shard r's slices in flat order (all-gathered with the ranks' losses): the
+  // same squares as plain data parallelism's global_grad_norm over all gradients, summed in
+  // another order (docs/TRAIN.md "Scaling out" bounds the difference).
   double finish();
+  double grad_norm() const { return norm_; }
+
+  bool zero() const { return zero_; }
+  // ZeRO-1: this rank's shard (the slices in flat order) and its moments (m, v).
+  std::span<const Slice> shard() const { return slices_[static_cast<std::size_t>(rank_)]; }
+  float* moment(int k) { return moments_[static_cast<std::size_t>(k)].data(); }
+  // ZeRO-1, after the shard's update: every rank's updated slices of the parameters
+  // (`params[i]`: parameter i's fp32 values, numel elements) reach every rank (all_gather).
+  void gather_parameters(std::span<float* const> params);
+  // ZeRO-1: the full moments `full[k][i]` (moment k of parameter i) from every rank's shard
+  // (all_gather; every rank must call it), and back: this rank's shard from `full`.
+  // full[k] points at the per-parameter vectors of moment k.
+  void gather_moments(std::span<std::vector<float>* const> full);
+  void load_moments(std::span<const std::vector<float>* const> full);
+  // Bytes of optimizer state this rank holds for the step (ZeRO-1: the shard's moments).
+  std::size_t moment_bytes() const;
 
   // The summed gradients, one fp32 view per parameter in model order.
   std::span<const TensorView> views() const { return views_; }
@@ -69,10 +104,23 @@ class GradientAveraging {
 
  private:
   struct Bucket {
-    std::size_t begin = 0, count = 0;  // elements of flat_
+    std::size_t begin = 0, count = 0;  // elements of flat_ (a multiple of the ranks: padded)
     std::vector<int> params;           // model indices
   };
+  void copy_shard_to_flat(const float* const* src, bool state);
+  void all_gather_buckets();
+
   dist::Communicator* comm_ = nullptr;  // null: one process
+  int rank_ = 0, size_ = 1;
+  bool zero_ = false;
+  double loss_ = 0.0, norm_ = 0.0;
+  std::size_t loss_slot_ = 0;                         // the loss's element of flat_ (the last bucket's last)
+  std::vector<double> norms_;                         // finish(): per shard
+  std::vector<std::int32_t> gathered_;                // finish() under ZeRO-1: every rank's norm and loss
+  std::vector<std::size_t> offsets_;                  // per parameter: its place in flat_
+  std::vector<std::vector<Slice>> slices_;            // per rank
+  std::vector<std::vector<TensorView>> shard_views_;  // per rank: views of its slices' sums
+  std::vector<std::vector<float>> moments_;           // ZeRO-1: this shard's m, v
   std::unique_ptr<dist::CollectiveQueue> queue_;
   std::vector<float> flat_;        // every parameter's gradient in bucket order, then the loss
   std::vector<TensorView> views_;  // views of flat_, one per parameter (model order)

@@ -17,6 +17,7 @@
 // observed fraction of it.
 //   3. gradients summed in many buckets during the backward give bitwise the state of one bucket
 //      after it (buckets_change_no_bit).
+//   4. ZeRO-1 gives plain data parallelism's weights bitwise (zero_equals_plain).
 // Prints "PASSED: N ranks" when every check holds on every rank.
 #include <algorithm>
 #include <cmath>
@@ -186,6 +187,56 @@ void buckets_change_no_bit(Communicator& comm, const char* label, TrainerConfig 
                 st.buckets, static_cast<long long>(steps));
 }
 
+// ZeRO-1 (TrainerConfig::zero = 1): after every step the weights, the optimizer state (gathered
+// by gather_state()) and the loss equal plain data parallelism's bit for bit; the gradient norm
+// (the shards' norms combined, another order of the same squares) within 1e-12 relative; and
+// each rank's optimizer state is about 1/N of plain data parallelism's.
+void zero_equals_plain(Communicator& comm, const char* label, TrainerConfig config, std::size_t bucket_bytes) {
+  const int n = comm.size(), rank = comm.rank();
+  ampkit::train::GptConfig g;
+  g.vocab = 17, g.seq_len = 8, g.dim = 16, g.heads = 2, g.layers = 2;
+  const std::int64_t b = 2, steps = 4;
+  config.batch = b;
+  config.seed = 3;
+  config.communicator = &comm;
+  config.bucket_bytes = bucket_bytes;
+  Trainer plain = Trainer::gpt(g, config);
+  config.zero = 1;
+  Trainer zero = Trainer::gpt(g, config);
+  const std::int64_t rows = config.micro_batches * b;
+  std::vector<std::int32_t> tokens, targets;
+  int clipped = 0;
+  for (std::int64_t k = 1; k <= steps; ++k) {
+    global_batch(k, n * rows, g.seq_len, g.vocab, tokens, targets);
+    const auto count = static_cast<std::size_t>(rows * g.seq_len);
+    const std::span<const std::int32_t> mine_t(tokens.data() + rank * count, count);
+    const std::span<const std::int32_t> mine_y(targets.data() + rank * count, count);
+    const ampkit::train::StepResult r = plain.step(mine_t, mine_y);
+    const ampkit::train::StepResult z = zero.step(mine_t, mine_y);
+    clipped += config.clip_norm > 0.0f && r.grad_norm > config.clip_norm;
+    zero.gather_state();
+    const std::vector<float> a = state_of(plain), c = state_of(zero);
+    const std::string at = std::string(label) + ": step " + std::to_string(k) + ": ";
+    check(a.size() == c.size() && std::memcmp(a.data(), c.data(), a.size() * sizeof(float)) == 0, rank,
+          at + "the ZeRO-1 weights or optimizer state differ from plain data parallelism's");
+    check(r.loss == z.loss && r.skipped == z.skipped, rank, at + "the ZeRO-1 loss or skip differs");
+    check(r.skipped || std::fabs(r.grad_norm - z.grad_norm) <= 1e-12 * r.grad_norm, rank,
+          at + "the ZeRO-1 norm " + std::to_string(z.grad_norm) + " vs " + std::to_string(r.grad_norm));
+  }
+  const std::size_t full = plain.communication().optimizer_state_bytes;
+  const std::size_t shard = zero.communication().optimizer_state_bytes;
+  check(shard * static_cast<std::size_t>(n) <= full + 64 * sizeof(float) * static_cast<std::size_t>(n) &&
+            shard * static_cast<std::size_t>(n) + 64 * sizeof(float) * static_cast<std::size_t>(n) >= full,
+        rank,
+        std::string(label) + ": ZeRO-1 holds " + std::to_string(shard) + " bytes of optimizer state, not 1/" +
+            std::to_string(n) + " of " + std::to_string(full));
+  if (rank == 0)
+    std::printf(
+        "%s: ZeRO-1 == plain data parallel bitwise over %lld steps (%d clipped); optimizer state %zu of %zu "
+        "bytes per rank\n",
+        label, static_cast<long long>(steps), clipped, shard, full);
+}
+
 }  // namespace
 
 int main() {
@@ -216,6 +267,13 @@ int main() {
     TrainerConfig micro = sgd;
     micro.micro_batches = 2;
     buckets_change_no_bit(*comm, "buckets, f32 sgd 2 micro-batches", micro);
+    zero_equals_plain(*comm, "zero, bf16 adamw clip, small buckets", adamw, 1024);
+    zero_equals_plain(*comm, "zero, bf16 adamw clip, one bucket", adamw, 0);
+    TrainerConfig momentum = micro;
+    momentum.optimizer.momentum = 0.9f;
+    momentum.optimizer.weight_decay = 0.01f;
+    zero_equals_plain(*comm, "zero, f32 sgd momentum 2 micro-batches", momentum, 2048);
+    zero_equals_plain(*comm, "zero, f16 adamw loss scaling", fp16, 1024);
     std::int32_t failures = g_failures;
     comm->all_reduce(&failures, 1, DType::i32, ReduceOp::max);
     if (comm->rank() == 0 && failures == 0) std::printf("PASSED: %d ranks\n", comm->size());
