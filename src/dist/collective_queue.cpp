@@ -2,6 +2,7 @@
 // order and runs them on the communicator; the first error is kept for wait().
 #include "ampkit/dist/collective_queue.hpp"
 
+#include <chrono>
 #include <utility>
 
 namespace ampkit::dist {
@@ -46,6 +47,11 @@ void CollectiveQueue::wait() {
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
+double CollectiveQueue::busy_seconds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return busy_s_;
+}
+
 void CollectiveQueue::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -53,6 +59,7 @@ void CollectiveQueue::run() {
     if (next_ == jobs_.size()) return;  // stop_ with nothing left
     const Job job = jobs_[next_];
     lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
     try {
       switch (job.kind) {
         case Kind::all_reduce: comm_.all_reduce(job.send, job.recv, job.count, job.dtype, job.op); break;
@@ -64,7 +71,9 @@ void CollectiveQueue::run() {
       if (!error_) error_ = std::current_exception();
       lock.unlock();
     }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     lock.lock();
+    busy_s_ += took.count();
     ++next_;
     if (next_ == jobs_.size()) idle_.notify_all();
   }

@@ -15,7 +15,6 @@
 
 #include "ampkit/core/error.hpp"
 #include "ampkit/device/cuda.hpp"
-#include "ampkit/dist/communicator.hpp"
 #include "ampkit/graph/autodiff.hpp"
 #include "ampkit/graph/executor.hpp"
 #include "ampkit/graph/passes.hpp"
@@ -24,6 +23,7 @@
 #include "ampkit/ops/optimizer.hpp"
 #include "ampkit/train/models.hpp"
 #include "ops/backend.hpp"
+#include "train/data_parallel.hpp"
 #include "train/loss_scaler.hpp"
 
 namespace ampkit::train {
@@ -70,6 +70,8 @@ void check_config(const TrainerConfig& c) {
     if (c.device_index < 0 || c.device_index >= cuda_device_count())
       fail(fn, "device_index must name a CUDA device in [0, ", cuda_device_count(), "), but got ", c.device_index);
   }
+  if (c.zero != 0 && c.zero != 1) fail(fn, "zero must be 0 (off) or 1 (ZeRO-1), but got ", c.zero);
+  if (c.zero == 1 && c.device != Device::cpu) fail_with(ErrorKind::unsupported, fn, "zero 1 needs device cpu");
   const OptimizerConfig& o = c.optimizer;
   if (o.kind != OptimizerKind::adamw && o.kind != OptimizerKind::sgd)
     fail(fn, "optimizer.kind must be adamw or sgd, but got the value ", static_cast<int>(o.kind));
@@ -94,6 +96,38 @@ double standard_normal(std::mt19937_64& rng) {
   const double u1 = (static_cast<double>(rng() >> 11) + 1.0) * 0x1p-53;  // (0, 1]
   const double u2 = static_cast<double>(rng() >> 11) * 0x1p-53;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+// One AdamW or SGD update of `param` (f32) from `grad`; m, v: the moments of param's shape (v:
+// AdamW only; m: null for SGD without momentum).
+void update_parameter(const OptimizerConfig& o, const TensorView& param, const TensorView& grad, float* m, float* v,
+                      bool decay, float grad_scale, std::int64_t step) {
+  const float wd = decay ? o.weight_decay : 0.0f;
+  if (o.kind == OptimizerKind::adamw) {
+    AdamWArgs a;
+    a.param = param;
+    a.grad = grad;
+    a.m = TensorView(m, DType::f32, param.shape.data(), param.rank);
+    a.v = TensorView(v, DType::f32, param.shape.data(), param.rank);
+    a.lr = o.lr;
+    a.beta1 = o.beta1;
+    a.beta2 = o.beta2;
+    a.eps = o.eps;
+    a.weight_decay = wd;
+    a.grad_scale = grad_scale;
+    a.step = step;
+    adamw_step(a);
+  } else {
+    SgdArgs a;
+    a.param = param;
+    a.grad = grad;
+    if (m != nullptr) a.momentum_buffer = TensorView(m, DType::f32, param.shape.data(), param.rank);
+    a.lr = o.lr;
+    a.momentum = o.momentum;
+    a.weight_decay = wd;
+    a.grad_scale = grad_scale;
+    sgd_step(a);
+  }
 }
 
 // Device memory from a backend, given back to it.
@@ -170,8 +204,10 @@ struct BatchBuffers {
 // count of updating steps (AdamW's bias correction), and the gradient accumulators of
 // micro-batching.
 struct OptimizerState {
-  std::vector<std::vector<float>> m, v, acc;
-  std::vector<TensorView> accs;  // views of acc
+  std::vector<std::vector<float>> m, v, acc;  // m, v: empty under ZeRO-1 until tensors() stages them
+  int moments = 0;                            // 2 (AdamW: m, v), 1 (SGD with momentum: m) or 0
+  bool sharded = false;                       // ZeRO-1: the step's moments are the averaging's shard
+  std::vector<TensorView> accs;               // views of acc
   std::int64_t steps = 0;
 };
 
@@ -179,41 +215,6 @@ struct OptimizerState {
 struct LossScaling {
   LossScaler scaler;
   bool enabled = false;
-};
-
-// Data parallelism over config.communicator (docs/TRAIN.md "Scaling out"): with more than one
-// rank, the step's gradients (each converted to fp32) and its loss are packed into one flat
-// buffer, summed over the ranks by one all_reduce (the communicator's fixed rank order: the same
-// bits on every rank) and the optimizer reads the sums through `views`; the 1/N of the mean is
-// folded into the optimizer's gradient scale. With one rank it holds nothing and costs nothing.
-struct GradientAveraging {
-  dist::Communicator* comm = nullptr;  // null: one process
-  std::vector<float> flat;             // every parameter's gradient in model order, then the loss
-  std::vector<TensorView> views;       // views of flat, one per parameter
-
-  bool active() const { return comm != nullptr && comm->size() > 1; }
-  double ranks() const { return active() ? static_cast<double>(comm->size()) : 1.0; }
-
-  void bind(dist::Communicator* c, const std::vector<Param>& ps) {
-    comm = c;
-    if (!active()) return;
-    std::size_t total = 0;
-    for (const Param& p : ps) total += p.data.size();
-    flat.assign(total + 1, 0.0f);
-    std::size_t offset = 0;
-    for (const Param& p : ps) {
-      views.emplace_back(flat.data() + offset, DType::f32, p.shape.data(), static_cast<int>(p.shape.size()));
-      offset += p.data.size();
-    }
-  }
-
-  // Sums `grads` and `loss` over the ranks; returns the ranks' mean loss.
-  double reduce(std::span<const TensorView> grads, double loss) {
-    for (std::size_t i = 0; i < grads.size(); ++i) convert(grads[i], views[i]);
-    flat.back() = static_cast<float>(loss);
-    comm->all_reduce(flat.data(), flat.size(), DType::f32, dist::ReduceOp::sum);
-    return static_cast<double>(flat.back()) / ranks();
-  }
 };
 
 // Where the executor's external values live on a GPU (config.device == cuda), staged through the
@@ -266,6 +267,20 @@ struct Trainer::State {
   BatchBuffers batch;
   DeviceStaging staging;
   GradientAveraging averaging;
+  std::vector<float*> param_data;  // each parameter's fp32 master (ZeRO-1's all_gather)
+
+  // ZeRO-1: the full-size moments tensors() shows (a staging copy, allocated on first use and
+  // filled by gather_state()), and their pointer lists for the averaging.
+  std::vector<std::vector<float>*> staged_moments() {
+    if (optimizer.sharded && optimizer.moments > 0 && optimizer.m.front().empty())
+      for (std::size_t i = 0; i < params.size(); ++i) {
+        optimizer.m[i].assign(params[i].data.size(), 0.0f);
+        if (optimizer.moments > 1) optimizer.v[i].assign(params[i].data.size(), 0.0f);
+      }
+    std::vector<std::vector<float>*> out{optimizer.m.data(), optimizer.v.data()};
+    out.resize(static_cast<std::size_t>(optimizer.moments));
+    return out;
+  }
 
   State(const TrainerConfig& c, ModelShape s) : config(c), shape(std::move(s)), scaling{LossScaler(c.loss_scale)} {}
 
@@ -288,7 +303,12 @@ struct Trainer::State {
     scaling.enabled = config.compute == DType::f16;
     init_parameters(m.parameters, gm);
     bind_parameters();
-    averaging.bind(config.communicator, params);
+    std::vector<GradientSource> sources;
+    for (std::size_t i = 0; i < params.size(); ++i)
+      sources.push_back({grads[i], compiled.exec->graph().producer(params[i].grad)});
+    averaging.bind(config.communicator, sources, config.bucket_bytes, !staging.on_device(),
+                   static_cast<int>(compiled.exec->graph().nodes.size()), optimizer.sharded, optimizer.moments);
+    for (Param& p : params) param_data.push_back(p.data.data());
   }
 
   // Sizes the batch buffers and binds them (or, on a GPU, their device copies) to the executor.
@@ -345,8 +365,11 @@ struct Trainer::State {
             : init.kind == InitKind::zeros ? 0.0f
                                            : static_cast<float>(init.std * standard_normal(rng));
       const bool adamw = config.optimizer.kind == OptimizerKind::adamw;
-      optimizer.m.emplace_back(adamw || config.optimizer.momentum != 0.0f ? n : 0, 0.0f);
-      optimizer.v.emplace_back(adamw ? n : 0, 0.0f);
+      optimizer.moments = adamw ? 2 : config.optimizer.momentum != 0.0f ? 1 : 0;
+      optimizer.sharded = config.zero == 1 && config.communicator != nullptr && config.communicator->size() > 1;
+      const std::size_t held = optimizer.sharded ? 0 : n;
+      optimizer.m.emplace_back(optimizer.moments > 0 ? held : 0, 0.0f);
+      optimizer.v.emplace_back(optimizer.moments > 1 ? held : 0, 0.0f);
       optimizer.acc.emplace_back(config.micro_batches > 1 ? n : 0, 0.0f);
       params.push_back(std::move(p));
     }
@@ -426,12 +449,29 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   r.loss_scale = s.batch.seed;
   double loss_sum = 0.0;
   std::vector<TensorView>& accs = s.optimizer.accs;
+  const int nodes = static_cast<int>(s.compiled.exec->graph().nodes.size());
   for (std::int64_t k = 0; k < micro; ++k) {
     s.batch.load(tokens, targets, k);
-    s.run(0, static_cast<int>(s.compiled.exec->graph().nodes.size()));
+    // Over N ranks, the last micro-batch's backward runs in node ranges, each followed by the
+    // launch of the buckets whose gradients are complete (and accumulated, with micro-batches).
+    const bool buckets = s.averaging.active() && k + 1 == micro;
+    if (buckets) {
+      int at = 0;
+      for (const GradientAveraging::Launch& l : s.averaging.launches()) {
+        s.run(at, l.end);
+        at = l.end;
+        const double loss = (loss_sum + s.loss()) / static_cast<double>(micro);
+        for (int b = l.first; b < l.last; ++b)
+          s.averaging.launch(b, s.grads, micro > 1 ? std::span<const TensorView>(accs) : std::span<const TensorView>(),
+                             loss);
+      }
+      if (at < nodes) s.run(at, nodes);
+    } else {
+      s.run(0, nodes);
+    }
     s.compiled.add_fp16_records();
     loss_sum += s.loss();
-    if (micro > 1)
+    if (micro > 1 && !buckets)
       for (std::size_t i = 0; i < s.params.size(); ++i) {
         if (k == 0)
           convert(s.grads[i], accs[i]);
@@ -445,12 +485,15 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   // Over N ranks: the sums of every rank's gradients, equal on every rank, so the finiteness
   // check, the skip decision, the loss scaler and the norm below agree without another collective.
   if (s.averaging.active()) {
-    r.loss = s.averaging.reduce(grads, r.loss);
-    grads = s.averaging.views;
+    r.loss = s.averaging.finish();
+    grads = s.averaging.views();
   }
   const double unscale = 1.0 / (static_cast<double>(s.batch.seed) * static_cast<double>(micro) * s.averaging.ranks());
-  r.grad_norm = global_grad_norm(grads) * unscale;
-  const bool finite = all_finite(grads);
+  // Under ZeRO-1 the norm combines the shards' norms in rank order (data_parallel.hpp), and a
+  // non-finite element makes its shard's norm, so the norm, non-finite on every rank (the
+  // squares of finite floats are finite in double).
+  r.grad_norm = (s.averaging.zero() ? s.averaging.grad_norm() : global_grad_norm(grads)) * unscale;
+  const bool finite = s.averaging.zero() ? std::isfinite(r.grad_norm) : all_finite(grads);
   if (s.scaling.enabled) s.scaling.scaler.update(finite);
   if (!finite) {
     r.skipped = true;
@@ -461,34 +504,26 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   const auto grad_scale = static_cast<float>(unscale * coef);
   s.optimizer.steps += 1;
   const OptimizerConfig& o = s.config.optimizer;
+  if (s.averaging.zero()) {
+    // ZeRO-1: this rank's slices of the parameters, with its shard's moments, then all_gather.
+    for (const GradientAveraging::Slice& sl : s.averaging.shard()) {
+      const auto count = static_cast<std::int64_t>(sl.count);
+      const auto slice = [&](float* d) { return TensorView(d, DType::f32, &count, 1); };
+      Param& p = s.params[static_cast<std::size_t>(sl.param)];
+      const float* g = static_cast<const float*>(grads[static_cast<std::size_t>(sl.param)].data) + sl.offset;
+      float* m = s.optimizer.moments > 0 ? s.averaging.moment(0) + sl.state : nullptr;
+      float* v = s.optimizer.moments > 1 ? s.averaging.moment(1) + sl.state : nullptr;
+      update_parameter(o, slice(p.data.data() + sl.offset), slice(const_cast<float*>(g)), m, v, p.decay, grad_scale,
+                       s.optimizer.steps);
+    }
+    s.averaging.gather_parameters(s.param_data);
+    return r;
+  }
   for (std::size_t i = 0; i < s.params.size(); ++i) {
     Param& p = s.params[i];
-    const float wd = p.decay ? o.weight_decay : 0.0f;
-    if (o.kind == OptimizerKind::adamw) {
-      AdamWArgs a;
-      a.param = p.view(p.data);
-      a.grad = grads[i];
-      a.m = p.view(s.optimizer.m[i]);
-      a.v = p.view(s.optimizer.v[i]);
-      a.lr = o.lr;
-      a.beta1 = o.beta1;
-      a.beta2 = o.beta2;
-      a.eps = o.eps;
-      a.weight_decay = wd;
-      a.grad_scale = grad_scale;
-      a.step = s.optimizer.steps;
-      adamw_step(a);
-    } else {
-      SgdArgs a;
-      a.param = p.view(p.data);
-      a.grad = grads[i];
-      if (!s.optimizer.m[i].empty()) a.momentum_buffer = p.view(s.optimizer.m[i]);
-      a.lr = o.lr;
-      a.momentum = o.momentum;
-      a.weight_decay = wd;
-      a.grad_scale = grad_scale;
-      sgd_step(a);
-    }
+    update_parameter(o, p.view(p.data), grads[i], s.optimizer.m[i].empty() ? nullptr : s.optimizer.m[i].data(),
+                     s.optimizer.v[i].empty() ? nullptr : s.optimizer.v[i].data(), p.decay, grad_scale,
+                     s.optimizer.steps);
   }
   return r;
 }
@@ -522,6 +557,7 @@ void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out)
 
 std::vector<NamedTensor> Trainer::tensors() {
   State& s = *state_;
+  s.staged_moments();
   std::vector<NamedTensor> out;
   for (Param& p : s.params) out.push_back({p.name, DType::f32, p.shape, p.data.data()});
   const bool adamw = s.config.optimizer.kind == OptimizerKind::adamw;
@@ -546,6 +582,10 @@ void Trainer::set_tensor(const std::string& name, std::span<const float> values)
       if (static_cast<std::int64_t>(values.size()) != t.numel())
         fail("train::Trainer::set_tensor", "'", name, "' has ", t.numel(), " elements, but got ", values.size());
       std::memcpy(t.data, values.data(), values.size() * sizeof(float));
+      if (state_->optimizer.sharded) {
+        const std::vector<std::vector<float>*> full = state_->staged_moments();
+        state_->averaging.load_moments(std::vector<const std::vector<float>*>(full.begin(), full.end()));
+      }
       return;
     }
   fail("train::Trainer::set_tensor", "no tensor is named '", name, "'");
@@ -582,5 +622,28 @@ std::vector<NodeTiming> Trainer::node_timings() const {
 std::vector<NodeFp16Totals> Trainer::fp16_node_totals() const { return state_->compiled.fp16_totals; }
 
 std::string Trainer::graph_dump() const { return state_->compiled.dump; }
+
+CommunicationStats Trainer::communication() const {
+  CommunicationStats c = state_->averaging.times();
+  std::size_t bytes = state_->averaging.moment_bytes();
+  if (!state_->optimizer.sharded)
+    for (std::size_t i = 0; i < state_->params.size(); ++i)
+      bytes += (state_->optimizer.m[i].size() + state_->optimizer.v[i].size()) * sizeof(float);
+  c.optimizer_state_bytes = bytes;
+  return c;
+}
+
+void Trainer::gather_state() {
+  State& s = *state_;
+  if (!s.optimizer.sharded) return;
+  const std::vector<std::vector<float>*> full = s.staged_moments();
+  s.averaging.gather_moments(full);
+}
+
+std::int64_t Trainer::parameter_count() const {
+  std::int64_t n = 0;
+  for (const Param& p : state_->params) n += static_cast<std::int64_t>(p.data.size());
+  return n;
+}
 
 }  // namespace ampkit::train

@@ -6,6 +6,7 @@
 #      code 2, and the job ends (no hang: CTest's timeout would catch one);
 #   1b. a setup that fails on rank 1 only (its --data is missing: an MPMD launch) ends the job
 #      with exit 1 and rank 1's message, not a hang;
+#   2b. small gradient buckets give the bits of one bucket (losses, checkpoint bytes);
 #   2. 2 ranks at --batch 8 (4 rows each) follow the losses of one process at --batch 8 within the
 #      summation-order tolerance: both compute the mean of n = 8 x 16 token losses (and gradients
 #      of the same sums) in different orders, so each step's loss may differ by about
@@ -13,6 +14,8 @@
 #      the test allows 1e-4 relative (about twice 3 steps' worth);
 #   3. only rank 0 writes: one log line per step, a plot, and a checkpoint whose size equals the
 #      one-process checkpoint's (the same file format: same tensors, same metadata keys);
+#   5. --zero 1 (ZeRO-1): the losses and checkpoint bytes of plain data parallelism, and its
+#      checkpoint resumes on 1 and on 2 ranks exactly as the plain one (the same losses);
 #   4. the 2-rank checkpoint resumes on 1 process and on 2 ranks, and both continue as the
 #      resumed one-process checkpoint does (losses within the same tolerance).
 mpiexec=$1
@@ -80,6 +83,16 @@ same_losses() {
 }
 same_losses one.log two.log "2 ranks vs one process"
 
+# 2b. Small gradient buckets (--bucket-mb 0.004: several per step) give the same losses and the
+# same checkpoint bytes as one bucket after the backward (--bucket-mb 0).
+$mpirun "$ampkit" train $common --batch 8 --steps 3 --bucket-mb 0.004 --log small.log --checkpoint small.ckpt \
+  > small.out 2>&1 || fail "2 ranks, small buckets: $(cat small.out)"
+$mpirun "$ampkit" train $common --batch 8 --steps 3 --bucket-mb 0 --log one-bucket.log --checkpoint one-bucket.ckpt \
+  > one-bucket.out 2>&1 || fail "2 ranks, one bucket: $(cat one-bucket.out)"
+cmp -s small.ckpt one-bucket.ckpt || fail "the checkpoints of small buckets and of one bucket differ"
+[ "$(grep -o '"loss":[^,]*' small.log)" = "$(grep -o '"loss":[^,]*' one-bucket.log)" ] ||
+  fail "the losses of small buckets and of one bucket differ"
+
 # 4. Resume the 2-rank checkpoint on 1 process and on 2 ranks, and the 1-process one on 1.
 "$ampkit" train --resume one.ckpt --steps 6 --log one-on-1.log --threads 1 > r1.out 2>&1 || fail "resume one: $(cat r1.out)"
 "$ampkit" train --resume two.ckpt --steps 6 --log two-on-1.log --threads 1 > r2.out 2>&1 || fail "resume 2 on 1: $(cat r2.out)"
@@ -88,6 +101,22 @@ $mpirun "$ampkit" train --resume two.ckpt --steps 6 --log two-on-2.log --threads
 [ "$(grep -c '"step"' two-on-1.log)" -eq 3 ] || fail "the resumed run did not take steps 4 to 6"
 same_losses one-on-1.log two-on-1.log "checkpoint of 2 ranks resumed on 1 process"
 same_losses one-on-1.log two-on-2.log "checkpoint of 2 ranks resumed on 2 ranks"
+
+# 5. ZeRO-1: the same losses and checkpoint bytes as plain data parallelism, and its checkpoint
+# resumes on 1 process and on 2 ranks with --zero 1 as the plain one does.
+$mpirun "$ampkit" train $common --batch 8 --steps 3 --zero 1 --bucket-mb 0.004 --log zero.log --checkpoint zero.ckpt \
+  > zero.out 2>&1 || fail "2 ranks, --zero 1: $(cat zero.out)"
+[ "$(grep -o '"loss":[^,]*' zero.log)" = "$(grep -o '"loss":[^,]*' two.log)" ] ||
+  fail "the losses of --zero 1 differ from plain data parallelism's"
+cmp -s zero.ckpt two.ckpt || fail "the checkpoint of --zero 1 differs from plain data parallelism's"
+"$ampkit" train --resume zero.ckpt --steps 6 --zero 1 --log zero-on-1.log --threads 1 > r4.out 2>&1 ||
+  fail "resume --zero 1 on 1: $(cat r4.out)"
+$mpirun "$ampkit" train --resume zero.ckpt --steps 6 --zero 1 --log zero-on-2.log --threads 1 > r5.out 2>&1 ||
+  fail "resume --zero 1 on 2: $(cat r5.out)"
+[ "$(grep -o '"loss":[^,]*' zero-on-1.log)" = "$(grep -o '"loss":[^,]*' two-on-1.log)" ] ||
+  fail "the --zero 1 checkpoint resumed on 1 does not continue as the plain one"
+[ "$(grep -o '"loss":[^,]*' zero-on-2.log)" = "$(grep -o '"loss":[^,]*' two-on-2.log)" ] ||
+  fail "the --zero 1 checkpoint resumed on 2 ranks with --zero 1 does not continue as the plain one"
 fi
 
 [ $status -eq 0 ] && echo PASSED

@@ -14,7 +14,11 @@
 // * loss. The gradients differ by the same relative order, so with plain SGD at a small rate the
 // parameters, and the later losses, drift by at most about one more such bound per step: the test
 // allows tol_k = 2 * (gamma_n + 2u) * loss * k at step k (k = 1..steps) and prints the largest
-// observed fraction of it. Prints "PASSED: N ranks" when every check holds on every rank.
+// observed fraction of it.
+//   3. gradients summed in many buckets during the backward give bitwise the state of one bucket
+//      after it (buckets_change_no_bit).
+//   4. ZeRO-1 gives plain data parallelism's weights bitwise (zero_equals_plain).
+// Prints "PASSED: N ranks" when every check holds on every rank.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -127,6 +131,124 @@ int run(Communicator& comm, const char* label, TrainerConfig config, bool compar
   return skipped;
 }
 
+constexpr std::int64_t kPairSteps = 4;
+
+// The 2-block GPT of the pair tests.
+ampkit::train::GptConfig pair_model() {
+  ampkit::train::GptConfig g;
+  g.vocab = 17, g.seq_len = 8, g.dim = 16, g.heads = 2, g.layers = 2;
+  return g;
+}
+
+// Two data-parallel trainers (configs a and b, batch 2 per rank) stepped on the same rows of the
+// same global batches for kPairSteps steps; after each, after(k, a, b, result_a, result_b, the
+// global tokens, targets).
+template <typename After>
+void step_pair(Communicator& comm, TrainerConfig ca, TrainerConfig cb, After&& after) {
+  const int n = comm.size(), rank = comm.rank();
+  ca.batch = cb.batch = 2;
+  ca.communicator = cb.communicator = &comm;
+  const ampkit::train::GptConfig g = pair_model();
+  Trainer a = Trainer::gpt(g, ca), b = Trainer::gpt(g, cb);
+  const std::int64_t rows = ca.micro_batches * ca.batch;
+  std::vector<std::int32_t> tokens, targets;
+  for (std::int64_t k = 1; k <= kPairSteps; ++k) {
+    global_batch(k, n * rows, g.seq_len, g.vocab, tokens, targets);
+    const auto count = static_cast<std::size_t>(rows * g.seq_len);
+    const std::span<const std::int32_t> mine_t(tokens.data() + rank * count, count);
+    const std::span<const std::int32_t> mine_y(targets.data() + rank * count, count);
+    const ampkit::train::StepResult ra = a.step(mine_t, mine_y);
+    const ampkit::train::StepResult rb = b.step(mine_t, mine_y);
+    after(k, a, b, ra, rb, tokens, targets);
+  }
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Buckets (TrainerConfig::bucket_bytes): a trainer whose gradients are summed in many small
+// buckets during the backward and one summing them in one bucket after it hold bitwise the same
+// weights and optimizer state after every step (each element is summed in the same rank order
+// whatever its bucket), with and without micro-batches; and (f32) both follow one process at the
+// global batch within run()'s tolerance (this checks the micro-batch accumulation in buckets).
+void buckets_change_no_bit(Communicator& comm, const char* label, TrainerConfig config) {
+  const int n = comm.size(), rank = comm.rank();
+  config.seed = 5;
+  TrainerConfig one = config;
+  config.bucket_bytes = 1024;
+  one.bucket_bytes = 0;
+  TrainerConfig whole = config;
+  whole.micro_batches = 1;
+  whole.batch = n * config.micro_batches * 2;
+  Trainer reference = Trainer::gpt(pair_model(), whole);
+  const double u = std::ldexp(1.0, -24);
+  const double terms = static_cast<double>(whole.batch * pair_model().seq_len);
+  const double gamma = terms * u / (1.0 - terms * u);
+  step_pair(
+      comm, config, one,
+      [&](std::int64_t k, Trainer& many, Trainer& single, const ampkit::train::StepResult& r,
+          const ampkit::train::StepResult& s, const std::vector<std::int32_t>& tokens,
+          const std::vector<std::int32_t>& targets) {
+        check(same_bits(state_of(many), state_of(single)) && r.loss == s.loss && r.grad_norm == s.grad_norm, rank,
+              std::string(label) + ": bucketed and one-bucket states differ after step " + std::to_string(k));
+        if (k == kPairSteps) {
+          const int buckets = many.communication().buckets;
+          check(buckets > 4 && single.communication().buckets == 1, rank,
+                std::string(label) + ": " + std::to_string(buckets) + " buckets (the test needs more than 4, and 1)");
+          if (rank == 0)
+            std::printf("%s: %d buckets during the backward == one bucket after it, bitwise, over %lld steps\n", label,
+                        buckets, static_cast<long long>(kPairSteps));
+        }
+        if (config.compute != DType::f32) return;  // the tolerance is fp32's
+        const double loss = reference.step(tokens, targets).loss;
+        const double tol = 2.0 * (gamma + 2.0 * u) * std::fabs(loss) * static_cast<double>(k);
+        check(std::fabs(r.loss - loss) <= tol, rank,
+              std::string(label) + ": step " + std::to_string(k) + ": loss " + std::to_string(r.loss) +
+                  " differs from one process at the global batch (" + std::to_string(loss) + ") by more than " +
+                  std::to_string(tol));
+      });
+}
+
+// ZeRO-1 (TrainerConfig::zero = 1): after every step the weights, the optimizer state (gathered
+// by gather_state()) and the loss equal plain data parallelism's bit for bit; the gradient norm
+// (the shards' norms combined, another order of the same squares) within 1e-12 relative; and
+// each rank's optimizer state is about 1/N of plain data parallelism's.
+void zero_equals_plain(Communicator& comm, const char* label, TrainerConfig config, std::size_t bucket_bytes) {
+  const int n = comm.size(), rank = comm.rank();
+  config.seed = 3;
+  config.bucket_bytes = bucket_bytes;
+  TrainerConfig sharded = config;
+  sharded.zero = 1;
+  int clipped = 0;
+  step_pair(
+      comm, config, sharded,
+      [&](std::int64_t k, Trainer& plain, Trainer& zero, const ampkit::train::StepResult& r,
+          const ampkit::train::StepResult& z, const std::vector<std::int32_t>&, const std::vector<std::int32_t>&) {
+        clipped += config.clip_norm > 0.0f && r.grad_norm > config.clip_norm;
+        zero.gather_state();
+        const std::string at = std::string(label) + ": step " + std::to_string(k) + ": ";
+        check(same_bits(state_of(plain), state_of(zero)), rank,
+              at + "the ZeRO-1 weights or optimizer state differ from plain data parallelism's");
+        check(r.loss == z.loss && r.skipped == z.skipped, rank, at + "the ZeRO-1 loss or skip differs");
+        check(r.skipped || std::fabs(r.grad_norm - z.grad_norm) <= 1e-12 * r.grad_norm, rank,
+              at + "the ZeRO-1 norm " + std::to_string(z.grad_norm) + " vs " + std::to_string(r.grad_norm));
+        if (k < kPairSteps) return;
+        const std::size_t full = plain.communication().optimizer_state_bytes;
+        const std::size_t shard = zero.communication().optimizer_state_bytes;
+        const std::size_t slack = 64 * sizeof(float) * static_cast<std::size_t>(n);
+        const std::size_t scaled = shard * static_cast<std::size_t>(n);
+        check(scaled <= full + slack && scaled + slack >= full, rank,
+              std::string(label) + ": ZeRO-1 holds " + std::to_string(shard) + " bytes of optimizer state, not 1/" +
+                  std::to_string(n) + " of " + std::to_string(full));
+        if (rank == 0)
+          std::printf(
+              "%s: ZeRO-1 == plain data parallel bitwise over %lld steps (%d clipped); optimizer state %zu of "
+              "%zu bytes per rank\n",
+              label, static_cast<long long>(kPairSteps), clipped, shard, full);
+      });
+}
+
 }  // namespace
 
 int main() {
@@ -153,6 +275,17 @@ int main() {
     check(skipped > 0 && skipped < 6, comm->rank(),
           "f16: " + std::to_string(skipped) + " of 6 steps skipped; the test needs some skipped and some taken");
     if (comm->rank() == 0) std::printf("f16 adamw loss scaling: %d of 6 steps skipped on every rank\n", skipped);
+    buckets_change_no_bit(*comm, "buckets, bf16 adamw clip", adamw);
+    TrainerConfig micro = sgd;
+    micro.micro_batches = 2;
+    buckets_change_no_bit(*comm, "buckets, f32 sgd 2 micro-batches", micro);
+    zero_equals_plain(*comm, "zero, bf16 adamw clip, small buckets", adamw, 1024);
+    zero_equals_plain(*comm, "zero, bf16 adamw clip, one bucket", adamw, 0);
+    TrainerConfig momentum = micro;
+    momentum.optimizer.momentum = 0.9f;
+    momentum.optimizer.weight_decay = 0.01f;
+    zero_equals_plain(*comm, "zero, f32 sgd momentum 2 micro-batches", momentum, 2048);
+    zero_equals_plain(*comm, "zero, f16 adamw loss scaling", fp16, 1024);
     std::int32_t failures = g_failures;
     comm->all_reduce(&failures, 1, DType::i32, ReduceOp::max);
     if (comm->rank() == 0 && failures == 0) std::printf("PASSED: %d ranks\n", comm->size());

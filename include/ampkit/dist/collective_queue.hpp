@@ -40,6 +40,10 @@ class CollectiveQueue {
   /// any (the argument checks of Communicator run on the queue's thread). The queue stays usable.
   void wait();
 
+  /// Seconds the queue's thread has spent inside collectives since construction (the
+  /// communication time of a step, whether or not the caller was computing meanwhile).
+  double busy_seconds();
+
  private:
   enum class Kind : unsigned char { all_reduce, reduce_scatter, all_gather };
   struct Job {
@@ -60,6 +64,7 @@ class CollectiveQueue {
   std::size_t next_ = 0;   // jobs_[next_] is the next to run
   bool stop_ = false;
   std::exception_ptr error_;
+  double busy_s_ = 0.0;
   std::thread thread_;  // last: starts after the members above exist
 };
 

@@ -6,6 +6,7 @@
 // layer's builder, autodiff, passes and executor (docs/GRAPH.md, docs/TRAIN.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,10 +65,28 @@ struct TrainerConfig {
   // Data parallelism (docs/TRAIN.md "Scaling out"): null or a communicator of size 1 is one
   // process, bit for bit. With N > 1 ranks every rank builds the same trainer (same seed: the
   // same initial parameters), passes its own rows to step(), and after backward the gradients
-  // (and the loss) of all ranks are summed in the communicator's fixed rank order in one
-  // all_reduce and divided by N, so every rank applies the same update. Every rank must call
-  // step() the same number of times. Not owned; it must outlive the trainer. cpu only.
+  // (and the loss) of all ranks are summed in the communicator's fixed rank order and divided by
+  // N, so every rank applies the same update. Every rank must call step() the same number of
+  // times. Not owned; it must outlive the trainer. cpu only.
   dist::Communicator* communicator = nullptr;
+  // Over N > 1 ranks: the gradients are summed in buckets of at least this many bytes of fp32
+  // gradient (whole parameters, in the order the backward produces them), each launched on a
+  // communication thread as soon as its last gradient is produced, so the sums overlap the rest
+  // of the backward. 0: one bucket after the backward. The bits do not depend on it.
+  std::size_t bucket_bytes = std::size_t{256} << 10;
+  // 1: ZeRO-1 over N > 1 ranks: the gradients are reduce-scattered, each rank keeps and updates
+  // its 1/N shard of the optimizer's moments (and of the parameters, then all-gathered); the
+  // weights equal zero = 0's bit for bit. tensors() then shows a full staging copy of the
+  // moments, filled by gather_state() (a collective). 0: every rank holds everything. cpu only.
+  int zero = 0;
+};
+
+/// The data-parallel communication of the steps so far (zeros on one process).
+struct CommunicationStats {
+  double collective_s = 0.0;              // seconds the communication thread spent in collectives
+  double waited_s = 0.0;                  // seconds step() waited for them after its backward (not overlapped)
+  int buckets = 0;                        // gradient buckets per step
+  std::size_t optimizer_state_bytes = 0;  // the moments this rank updates (ZeRO-1: its shard's)
 };
 
 /// What one step did.
@@ -146,7 +165,8 @@ class Trainer {
   /// sample from a shorter context, pad the rest with any valid id and read position t.
   void logits(std::span<const std::int32_t> tokens, std::span<float> out);
 
-  /// Every named tensor: the parameters first (in model order), then the optimizer state.
+  /// Every named tensor: the parameters first (in model order), then the optimizer state (under
+  /// ZeRO-1: the copy of the last gather_state(); set_tensor also sets this rank's shard).
   std::vector<NamedTensor> tensors();
   /// Names of the parameters only, in model order.
   std::vector<std::string> parameter_names() const;
@@ -176,6 +196,14 @@ class Trainer {
   std::vector<NodeFp16Totals> fp16_node_totals() const;
   /// The training graph as text (graph/ir.hpp dump), after the passes.
   std::string graph_dump() const;
+  /// The data-parallel communication so far (TrainerConfig::communicator of size > 1).
+  CommunicationStats communication() const;
+  /// ZeRO-1 (TrainerConfig::zero = 1 over N > 1 ranks): gathers every rank's shard of the
+  /// moments into the copies tensors() shows. A collective: every rank must call it (before a
+  /// checkpoint is saved). Does nothing otherwise.
+  void gather_state();
+  /// Elements of the parameters (fp32 masters), summed.
+  std::int64_t parameter_count() const;
 
  private:
   struct State;

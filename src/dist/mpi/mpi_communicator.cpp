@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -249,8 +250,12 @@ class MpiCommunicator final : public Communicator {
         }
       }
       done += completed;
-      // Polls like MPI_Waitall does (Open MPI yields by itself when the node is oversubscribed).
+      // Polls like MPI_Waitall does, for the first 4096 polls; then, still waiting (a peer is
+      // still computing), sleeps 20 us between polls, so that a waiting rank, or the trainer's
+      // communication thread during the backward, leaves the core to the computing threads
+      // (2 ranks on 2 cores: spinning would halve the backward's speed).
       if (completed == 0 && spin % 1024 == 0) watchdog(fn, start);
+      if (completed == 0 && spin > 4096) std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
     clear();
     if (!mismatch.empty())

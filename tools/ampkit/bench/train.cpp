@@ -7,16 +7,19 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
+#include "ampkit/dist/communicator.hpp"
 #include "ampkit/train/trainer.hpp"
 #include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
@@ -141,11 +144,98 @@ void print_json(const std::string& precision, int threads, std::int64_t steps, b
   }
 }
 
+// Data-parallel scaling (--ranks N, under mpirun -np N): the fused step of `shape` (batch rows per
+// rank: weak scaling) on rank 0 alone (the others wait in a barrier), then on all N ranks over
+// the MPI communicator, each rank at its own rows. Prints, on rank 0, the medians of both step
+// times, the scaling efficiency = N-rank tokens/s / (N x 1-rank tokens/s) = step_1 / step_N, the
+// communication time per step (the collectives on the communication thread), the part of it not
+// overlapped with the backward (the wait after it), the overlap = 1 - waited / communication,
+// and the optimizer-state bytes per rank.
+int bench_ranks(int ranks, DType compute, const std::string& precision, std::int64_t steps, const TrainShape& shape,
+                std::size_t bucket_bytes, int zero, bool json) {
+  const std::unique_ptr<dist::Communicator> comm = dist::make_process_communicator();
+  if (comm->size() != ranks)
+    throw cli::UsageError(detail::concat("--ranks ", ranks, " needs mpirun -np ", ranks, ", but this job has ",
+                                         comm->size(), comm->size() == 1 ? " process" : " processes"));
+  return dist::abort_job_on_error(*comm, [&] {
+    train::GptConfig model;
+    model.vocab = 113, model.seq_len = shape.context, model.dim = shape.width, model.heads = shape.heads;
+    model.layers = shape.depth;
+    train::TrainerConfig config;
+    config.batch = shape.batch, config.compute = compute, config.clip_norm = 1.0f, config.seed = 1;
+    config.optimizer.lr = 1e-3f, config.optimizer.weight_decay = 0.1f;
+    config.bucket_bytes = bucket_bytes, config.zero = zero;
+    const std::size_t count = static_cast<std::size_t>(config.batch * model.seq_len);
+    std::vector<std::int32_t> tokens(count), targets(count);
+    std::uint64_t state = 1 + static_cast<std::uint64_t>(comm->rank());
+    for (std::size_t i = 0; i < count; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      tokens[i] = static_cast<std::int32_t>((state >> 33) % 113);
+      targets[i] = static_cast<std::int32_t>((state >> 13) % 113);
+    }
+    const auto time_steps = [&](train::Trainer& t) {
+      for (int i = 0; i < 3; ++i) t.step(tokens, targets);
+      std::vector<double> v;
+      for (std::int64_t k = 0; k < steps; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        t.step(tokens, targets);
+        v.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return median(v);
+    };
+    double one_s = 0.0;
+    std::size_t one_state = 0;
+    if (comm->rank() == 0) {
+      train::Trainer alone = train::Trainer::gpt(model, config);
+      one_s = time_steps(alone);
+      for (const train::NamedTensor& n : alone.tensors())
+        if (n.name.find(':') != std::string::npos) one_state += static_cast<std::size_t>(n.numel()) * sizeof(float);
+    }
+    comm->barrier();
+    config.communicator = comm.get();
+    train::Trainer dp = train::Trainer::gpt(model, config);
+    const train::CommunicationStats before = (time_steps(dp), dp.communication());
+    const double n_s = time_steps(dp);
+    const train::CommunicationStats after = dp.communication();
+    const double comm_s = (after.collective_s - before.collective_s) / static_cast<double>(steps);
+    const double waited_s = (after.waited_s - before.waited_s) / static_cast<double>(steps);
+    if (comm->rank() != 0) return 0;
+    const double efficiency = one_s / n_s, overlap = comm_s > 0.0 ? 1.0 - waited_s / comm_s : 0.0;
+    const double tokens_1 = shape.tokens() / one_s, tokens_n = shape.tokens() * ranks / n_s;
+    if (json) {
+      tools::JsonLine line = json_head(precision, num_threads(), shape);
+      line.add("ranks", ranks).add("zero", zero).add("buckets", after.buckets);
+      line.add("step_ms_1_rank", 1e3 * one_s).add("step_ms_n_ranks", 1e3 * n_s);
+      line.add("tokens_per_s_1_rank", tokens_1).add("tokens_per_s_n_ranks", tokens_n).add("efficiency", efficiency);
+      line.add("communication_ms", 1e3 * comm_s).add("not_overlapped_ms", 1e3 * waited_s).add("overlap", overlap);
+      line.add("optimizer_state_bytes_1_rank", static_cast<std::int64_t>(one_state))
+          .add("optimizer_state_bytes_per_rank", static_cast<std::int64_t>(after.optimizer_state_bytes));
+      std::printf("%s\n", line.str().c_str());
+      return 0;
+    }
+    std::printf(
+        "bench train --ranks %d: GPT width %lld, depth %lld, %lld heads, context %lld, batch %lld per rank; %s "
+        "compute, %d threads per rank, %lld timed steps (medians), %d gradient buckets, zero %d\n\n",
+        ranks, static_cast<long long>(shape.width), static_cast<long long>(shape.depth),
+        static_cast<long long>(shape.heads), static_cast<long long>(shape.context), static_cast<long long>(shape.batch),
+        precision.c_str(), num_threads(), static_cast<long long>(steps), after.buckets, zero);
+    std::printf("  1 rank:   step %8.2f ms  %10.0f tokens/s  optimizer state %zu bytes\n", 1e3 * one_s, tokens_1,
+                one_state);
+    std::printf("  %d ranks:  step %8.2f ms  %10.0f tokens/s  optimizer state %zu bytes per rank\n", ranks, 1e3 * n_s,
+                tokens_n, after.optimizer_state_bytes);
+    std::printf("  scaling efficiency %.3f (= %d-rank tokens/s / (%d x 1-rank tokens/s))\n", efficiency, ranks, ranks);
+    std::printf("  communication %.2f ms per step, %.2f ms of it not overlapped with the backward: overlap %.2f\n",
+                1e3 * comm_s, 1e3 * waited_s, overlap);
+    return 0;
+  });
+}
+
 }  // namespace
 
 int run_bench_train(const Args& args) {
   std::optional<std::string> precision, peer, device;
-  std::optional<std::int64_t> steps, width, depth, heads, context, batch;
+  std::optional<std::int64_t> steps, width, depth, heads, context, batch, ranks;
+  std::optional<std::string> bucket_mb, zero;
   std::vector<int> thread_counts;
   bool json = false;
   cli::OptionParser parser("bench train",
@@ -167,6 +257,11 @@ int run_bench_train(const Args& args) {
       .integer("--heads", "N", 1, 256, &heads, "attention heads; divides --width (default 4)")
       .integer("--context", "N", 1, 4096, &context, "tokens per sequence (default 64)")
       .integer("--batch", "N", 1, 4096, &batch, "sequences per step (default 32)")
+      .integer("--ranks", "N", 2, 1024, &ranks,
+               "under mpirun -np N: data-parallel scaling instead (the fused step\non 1 rank, then on N ranks, batch "
+               "per rank; efficiency,\ncommunication and overlap; docs/TRAIN.md \"Scaling out\")")
+      .text("--bucket-mb", "MB", &bucket_mb, "with --ranks: gradient bucket size (default 0.25)")
+      .choice("--zero", {"0", "1"}, &zero, "with --ranks: 1 for ZeRO-1 (default 0)")
       .flag("--json", &json,
             "one JSON object per line (per thread count and graph, then per\nnode kind) instead of tables");
   if (!parser.parse(args)) return 0;
@@ -181,6 +276,18 @@ int run_bench_train(const Args& args) {
   const DType compute = p == "fp32" ? DType::f32 : p == "fp16" ? DType::f16 : DType::bf16;
   const std::int64_t n = steps.value_or(20);
   if (thread_counts.empty()) thread_counts.push_back(num_threads());
+  if (ranks) {
+    double mb = 0.25;
+    if (bucket_mb) {
+      const auto r = std::from_chars(bucket_mb->data(), bucket_mb->data() + bucket_mb->size(), mb);
+      if (r.ec != std::errc() || r.ptr != bucket_mb->data() + bucket_mb->size() || !(mb >= 0.0 && mb <= 4096.0))
+        cli::usage_fail("--bucket-mb expects a number in [0, 4096], but got '", *bucket_mb, "'");
+    }
+    set_num_threads(thread_counts.front());
+    return bench_ranks(static_cast<int>(*ranks), compute, p, n, shape, static_cast<std::size_t>(mb * 1048576.0),
+                       zero == "1" ? 1 : 0, json);
+  }
+  if (bucket_mb || zero) cli::usage_fail("--bucket-mb and --zero need --ranks");
   const bool with_peer = peer.value_or("pytorch") == "pytorch";
   for (const int threads : thread_counts) {
     set_num_threads(threads);

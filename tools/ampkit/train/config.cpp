@@ -69,7 +69,7 @@ LossScaleSetting parse_loss_scale(std::string_view text) {
 
 std::optional<TrainOptions> parse_train_options(const Args& args) {
   std::optional<std::string> device, model, precision, fp16_model, fp16_alt, loss_scale, data, log, plot, checkpoint,
-      resume, weight_decay, clip, temperature;
+      resume, weight_decay, clip, temperature, bucket_mb, zero;
   std::optional<std::int64_t> width, heads, depth, context, batch, steps, warmup, seed, threads, eval_every,
       checkpoint_every, sample_tokens, top_k;
   std::optional<double> lr;
@@ -97,6 +97,12 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
               "never (off) (default auto)")
       .text("--loss-scale", "dynamic|off|S", &loss_scale, "fp16 only: loss scaling (default dynamic)")
       .integer("--threads", "N", 1, cli::kMaxThreads, &threads, "threads (default OMP_NUM_THREADS or the cores)")
+      .text("--bucket-mb", "MB", &bucket_mb,
+            "over several ranks (mpirun): gradients are summed in buckets of\nMB megabytes (2^20 bytes), each as soon "
+            "as the backward has\nproduced it; 0: one bucket after the backward (default 0.25)")
+      .choice("--zero", {"0", "1"}, &zero,
+              "over several ranks: 1 shards the optimizer state (ZeRO-1: each\nrank updates 1/N of it; the same "
+              "weights) (default 0)")
       .choice("--device", {"cpu", "cuda"}, &device,
               "where the forward and backward graph runs: cpu (default) or\ncuda (GPU 0; master weights and "
               "optimizer stay on the host)")
@@ -139,6 +145,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
                                                   {"--fp16-alt", fp16_alt.has_value()},
                                                   {"--loss-scale", loss_scale.has_value()},
                                                   {"--threads", threads.has_value()},
+                                                  {"--bucket-mb", bucket_mb.has_value()},
+                                                  {"--zero", zero.has_value()},
                                                   {"--device", device.has_value()},
                                                   {"--data", data.has_value()},
                                                   {"--log", log.has_value()},
@@ -177,6 +185,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
                                                1.0};
   c.data = data.value_or("");
   c.threads = static_cast<int>(threads.value_or(0));
+  c.zero = zero == "1" ? 1 : 0;
+  if (bucket_mb) c.bucket_mb = parse_number(*bucket_mb, "--bucket-mb", 0.0, 4096.0);
   c.cuda = device == "cuda";
   c.eval_every = eval_every.value_or(std::max<std::int64_t>(1, c.steps / 10));
   c.checkpoint_every = checkpoint_every.value_or(std::max<std::int64_t>(1, c.steps / 4));
@@ -194,6 +204,7 @@ void check_train_config(const TrainConfig& c, const std::set<std::string>& given
     usage_fail("--width ", c.width, " must be a multiple of --heads ", c.heads,
                " (each head gets width / heads dimensions)");
   if (c.model == ModelKind::mlp && has("--heads")) usage_fail("--heads applies to --model gpt only");
+  if (c.zero == 1 && c.cuda) usage_fail("--zero 1 needs --device cpu (the optimizer state is sharded on the host)");
   if (c.warmup >= c.steps) usage_fail("--warmup ", c.warmup, " must be less than --steps ", c.steps);
   if (c.precision != Precision::fp16)
     for (const char* o : {"--fp16-model", "--fp16-alt", "--loss-scale"})

@@ -63,6 +63,8 @@ struct TrainConfig {
   // The run (not stored in a checkpoint).
   int threads = 0;                      // 0: ampkit's default (OMP_NUM_THREADS or the core count)
   bool cuda = false;                    // --device cuda: the graph runs on GPU 0 (docs/TRAIN.md)
+  int zero = 0;                         // --zero 1: ZeRO-1 over several ranks
+  double bucket_mb = 0.25;              // over N ranks: gradient buckets of this many MiB; 0: one
   std::int64_t eval_every = 100;        // 0: only at the end
   std::int64_t checkpoint_every = 250;  // with --checkpoint; 0: only at the end
   std::optional<std::string> log, plot, checkpoint, resume;

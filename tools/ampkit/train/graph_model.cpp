@@ -46,17 +46,15 @@ ampkit::train::TrainerConfig trainer_config(const TrainConfig& t, dist::Communic
   c.seed = t.seed;
   c.device = t.cuda ? Device::cuda : Device::cpu;
   c.communicator = comm;
+  c.bucket_bytes = static_cast<std::size_t>(t.bucket_mb * 1048576.0);
+  c.zero = t.zero;
   return c;
 }
 
 class GraphModel final : public TrainModel {
  public:
   GraphModel(const TrainConfig& t, std::int64_t vocab, dist::Communicator* comm)
-      : trainer_(build(t, vocab, comm)), config_(t), vocab_(vocab) {
-    for (const std::string& name : trainer_.parameter_names())
-      for (const ampkit::train::NamedTensor& n : trainer_.tensors())
-        if (n.name == name) parameters_ += n.numel();
-  }
+      : trainer_(build(t, vocab, comm)), config_(t), vocab_(vocab), parameters_(trainer_.parameter_count()) {}
 
   std::string describe() const override {
     const std::string count = format_count(static_cast<double>(parameters_));
@@ -82,6 +80,7 @@ class GraphModel final : public TrainModel {
   void logits(std::span<const std::int32_t> tokens, std::span<float> out) override { trainer_.logits(tokens, out); }
 
   std::vector<TensorSpec> tensor_specs() override { return ampkit::train::trainer_tensor_specs(trainer_); }
+  void gather_state() override { trainer_.gather_state(); }
   std::vector<SafeTensor> save_tensors() override {
     ampkit::train::Checkpoint c;
     ampkit::train::save_trainer_state(trainer_, c);

@@ -66,6 +66,9 @@ class TrainModel {
   /// setting them back (after check_checkpoint_tensors against tensor_specs()).
   virtual std::vector<TensorSpec> tensor_specs() = 0;
   virtual std::vector<SafeTensor> save_tensors() = 0;
+  /// Before save_tensors() on the writing rank, called on every rank: ZeRO-1 gathers the shards
+  /// of the optimizer state (a collective). Nothing otherwise.
+  virtual void gather_state() {}
   virtual void load_tensors(const std::vector<SafeTensor>& tensors) = 0;
   virtual std::int64_t optimizer_steps() const = 0;
   virtual void set_optimizer_steps(std::int64_t steps) = 0;

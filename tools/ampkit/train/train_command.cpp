@@ -170,7 +170,9 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
     if (c.cuda)
       throw Error(detail::concat("--device cuda: a run over ", ranks, " ranks trains on the cpu only"),
                   ErrorKind::unsupported);
-    if (comm->rank() != 0) c.log = c.plot = c.checkpoint = std::nullopt;  // rank 0 writes
+    // Rank 0 writes; every rank keeps --checkpoint, so that all of them reach the checkpoint
+    // steps together (ZeRO-1 gathers the optimizer state there), but only rank 0 writes it.
+    if (comm->rank() != 0) c.log = c.plot = std::nullopt;
   }
   // Outputs are checked before minutes of training, not after.
   if (c.log) check_output_path(*c.log, "--log");

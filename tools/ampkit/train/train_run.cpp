@@ -154,7 +154,9 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     return loss;
   };
   auto save = [&](std::int64_t at) {
-    if (!config.checkpoint || !writer) return;
+    if (!config.checkpoint) return;
+    model.gather_state();  // every rank (ZeRO-1's collective)
+    if (!writer) return;
     save_run_checkpoint(*config.checkpoint, make_checkpoint(model, corpus, config, at, sampler.state(),
                                                             summary.train_curve, summary.validation_curve));
     if (io.after_checkpoint) io.after_checkpoint(at, *config.checkpoint);
