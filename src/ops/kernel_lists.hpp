@@ -40,6 +40,7 @@ struct KernelLists {
   std::span<const SgdEntry> sgd_step;
   std::span<const GradNormEntry> global_grad_norm;
   std::span<const AllFiniteEntry> all_finite;
+  std::span<const MultiTensorEntry> multi_tensor_step;
 };
 
 /// Calls f(op name, list) for every op of `lists`, in the order `ampkit info --kernels` prints.
@@ -64,6 +65,7 @@ void for_each_kernel_list(const KernelLists& lists, F&& f) {
   f("sgd_step", lists.sgd_step);
   f("global_grad_norm", lists.global_grad_norm);
   f("all_finite", lists.all_finite);
+  f("multi_tensor_step", lists.multi_tensor_step);
 }
 
 }  // namespace ampkit::ops

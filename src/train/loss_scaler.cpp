@@ -1,9 +1,7 @@
 // Dynamic loss scaling (train layer): see loss_scaler.hpp. Called by trainer.cpp.
 #include "train/loss_scaler.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "ampkit/core/error.hpp"
 
@@ -29,19 +27,20 @@ void LossScaler::set_state(const LossScaleState& s) {
   state_ = s;
 }
 
+StepRule LossScaler::rule() const {
+  StepRule r;
+  r.loss_scaling = true;
+  r.growth = config_.growth;
+  r.backoff = config_.backoff;
+  r.min_scale = config_.min_scale;
+  r.growth_interval = config_.growth_interval;
+  return r;
+}
+
+// The rule is the multi-tensor step's (ops/optimizer.hpp), the one it runs on the device.
 bool LossScaler::update(bool grads_finite) {
-  if (!grads_finite) {
-    state_.scale = std::max(config_.min_scale, state_.scale * config_.backoff);
-    state_.good_steps = 0;
-    state_.skipped_steps += 1;
-    return false;
-  }
-  if (++state_.good_steps >= config_.growth_interval) {
-    const float grown = state_.scale * config_.growth;
-    if (std::isfinite(grown) && grown <= std::numeric_limits<float>::max() / 2) state_.scale = grown;
-    state_.good_steps = 0;
-  }
-  return true;
+  apply_loss_scale_rule(state_.scale, state_.good_steps, state_.skipped_steps, rule(), grads_finite);
+  return grads_finite;
 }
 
 }  // namespace ampkit::train

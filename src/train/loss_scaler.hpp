@@ -3,6 +3,7 @@
 // tested on its own.
 #pragma once
 
+#include "ampkit/ops/optimizer.hpp"
 #include "ampkit/train/trainer.hpp"
 
 namespace ampkit::train {
@@ -23,6 +24,8 @@ class LossScaler {
   /// += 1, and when it reaches growth_interval, scale *= growth (kept finite) and good_steps =
   /// 0; returns true.
   bool update(bool grads_finite);
+  /// The scaler's config as the multi-tensor step's rule (loss_scaling on; no clip, divisor 1).
+  StepRule rule() const;
 
  private:
   LossScaleConfig config_;

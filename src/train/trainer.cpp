@@ -69,6 +69,9 @@ void check_config(const TrainerConfig& c) {
     if (!why.empty()) fail_with(ErrorKind::unsupported, fn, "device is cuda, but ", why);
     if (c.device_index < 0 || c.device_index >= cuda_device_count())
       fail(fn, "device_index must name a CUDA device in [0, ", cuda_device_count(), "), but got ", c.device_index);
+    if (c.communicator != nullptr && c.communicator->size() > 1)
+      fail_with(ErrorKind::unsupported, fn, "device is cuda with a communicator of ", c.communicator->size(),
+                " ranks, but data parallelism runs on the cpu only (for now)");
   }
   if (c.zero != 0 && c.zero != 1) fail(fn, "zero must be 0 (off) or 1 (ZeRO-1), but got ", c.zero);
   if (c.zero == 1 && c.device != Device::cpu) fail_with(ErrorKind::unsupported, fn, "zero 1 needs device cpu");
@@ -176,10 +179,9 @@ struct CompiledStep {
   }
 };
 
-// The host buffers of one micro-batch (tokens, targets, positions) and the loss seed.
+// The host buffers of one micro-batch (tokens, targets, positions).
 struct BatchBuffers {
   std::vector<std::int32_t> tokens, targets, positions;
-  float seed = 1.0f;
 
   // ids must hold `rows` full sequences of ids in [0, vocab).
   static void check_ids(const char* fn, const char* what, std::span<const std::int32_t> ids, std::int64_t rows,
@@ -200,15 +202,17 @@ struct BatchBuffers {
   }
 };
 
-// The optimizer's state per parameter (AdamW m and v, or SGD's momentum; empty when unused), the
-// count of updating steps (AdamW's bias correction), and the gradient accumulators of
-// micro-batching.
+// The optimizer's state per parameter (AdamW m and v, or SGD's momentum; empty when unused) and
+// the gradient accumulators of micro-batching, in host memory (on a GPU: the mirrors of the
+// device copies, see DeviceStaging), and the multi-tensor step that updates them. The count of
+// updating steps (AdamW's bias correction) and the loss-scale state live in the step's
+// StepScalars, in the memory of the device; `known` is their copy as last read.
 struct OptimizerState {
   std::vector<std::vector<float>> m, v, acc;  // m, v: empty under ZeRO-1 until tensors() stages them
   int moments = 0;                            // 2 (AdamW: m, v), 1 (SGD with momentum: m) or 0
   bool sharded = false;                       // ZeRO-1: the step's moments are the averaging's shard
-  std::vector<TensorView> accs;               // views of acc
-  std::int64_t steps = 0;
+  std::unique_ptr<MultiTensorStep> step;
+  StepScalars known;
 };
 
 // fp16 dynamic loss scaling (the scaler runs only when the compute is f16).
@@ -217,36 +221,53 @@ struct LossScaling {
   bool enabled = false;
 };
 
-// Where the executor's external values live on a GPU (config.device == cuda), staged through the
-// device's backend object: the device copies of the ids, the loss seed and the parameters, and
-// the host copies of the gradients the optimizer reads. Off a GPU it holds nothing and the
-// executor reads the host buffers directly.
+// Where the trainer's state lives on a GPU (config.device == cuda), through the device's backend
+// object: the device copies of the ids, the fp32 masters, the optimizer state and the
+// accumulators. The step keeps them there; the host vectors of Param and OptimizerState are
+// mirrors: tensors() downloads them when the device has newer values, and since a caller may
+// write through the pointers it returns, the next run uploads them again (checkpoint save and
+// restore, set_tensor: never in the steady state). Per run only the ids go up. Off a GPU it
+// holds nothing and the host vectors are the state.
 struct DeviceStaging {
   const ops::Backend* backend = nullptr;  // null: the host buffers are bound directly
   int device_index = 0;
-  DeviceBuffer tokens, targets, positions, seed;
-  std::vector<DeviceBuffer> params;
-  std::vector<std::vector<unsigned char>> grads_host;
+  DeviceBuffer tokens, targets, positions;
+  std::vector<DeviceBuffer> params, m, v, acc;  // m, v, acc: null where the host vector is empty
+  bool host_valid = true;                       // the host mirrors hold the newest values
+  bool device_valid = false;                    // the device copies hold the newest values
 
   bool on_device() const { return backend != nullptr; }
   DeviceBuffer allocate(std::size_t bytes) const {
     return DeviceBuffer(backend->allocate(bytes, device_index), BackendFree{backend});
   }
 
-  // Before a run: the ids, the loss seed and the fp32 masters to the device.
-  void upload(const BatchBuffers& b, const std::vector<Param>& ps) const {
+  // Before a run: the ids to the device.
+  void upload_ids(const BatchBuffers& b) const {
     const std::size_t id_bytes = b.tokens.size() * sizeof(std::int32_t);
     backend->copy_to_device(tokens.get(), b.tokens.data(), id_bytes, device_index);
     backend->copy_to_device(targets.get(), b.targets.data(), id_bytes, device_index);
-    backend->copy_to_device(seed.get(), &b.seed, sizeof(float), device_index);
-    for (std::size_t i = 0; i < ps.size(); ++i)
-      backend->copy_to_device(params[i].get(), ps[i].data.data(), ps[i].data.size() * sizeof(float), device_index);
   }
 
-  // After a run that computed them: the gradients back to the host.
-  void download_grads(const Executor& exec, const std::vector<Param>& ps) {
-    for (std::size_t i = 0; i < ps.size(); ++i)
-      backend->copy_to_host(grads_host[i].data(), exec.view(ps[i].grad).data, grads_host[i].size(), device_index);
+  // f(device buffer, host mirror) for every master and optimizer state tensor.
+  template <class F>
+  void for_each_state(std::vector<Param>& ps, OptimizerState& o, F&& f) {
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      f(params[i], ps[i].data);
+      if (!o.m[i].empty()) f(m[i], o.m[i]);
+      if (!o.v[i].empty()) f(v[i], o.v[i]);
+    }
+  }
+  void upload_state(std::vector<Param>& ps, OptimizerState& o) {
+    for_each_state(ps, o, [&](DeviceBuffer& d, std::vector<float>& h) {
+      if (!h.empty()) backend->copy_to_device(d.get(), h.data(), h.size() * sizeof(float), device_index);
+    });
+    device_valid = true;
+  }
+  void download_state(std::vector<Param>& ps, OptimizerState& o) {
+    for_each_state(ps, o, [&](DeviceBuffer& d, std::vector<float>& h) {
+      if (!h.empty()) backend->copy_to_host(h.data(), d.get(), h.size() * sizeof(float), device_index);
+    });
+    host_valid = true;
   }
 
   void to_host(void* dst, const void* src, std::size_t bytes) const {
@@ -261,7 +282,8 @@ struct Trainer::State {
   ModelShape shape;
   CompiledStep compiled;
   std::vector<Param> params;
-  std::vector<TensorView> grads;  // the gradients the optimizer reads (on a GPU: staging's host copies)
+  std::vector<TensorView> grads;  // the executor's gradients (on a GPU: device memory)
+  std::vector<TensorView> accs;   // cpu, micro-batches: views of the accumulators
   OptimizerState optimizer;
   LossScaling scaling;
   BatchBuffers batch;
@@ -309,6 +331,51 @@ struct Trainer::State {
     averaging.bind(config.communicator, sources, config.bucket_bytes, !staging.on_device(),
                    static_cast<int>(compiled.exec->graph().nodes.size()), optimizer.sharded, optimizer.moments);
     for (Param& p : params) param_data.push_back(p.data.data());
+    build_step();
+  }
+
+  // The multi-tensor step over every parameter: it reads the executor's gradients, or their
+  // accumulators (micro-batches), or the ranks' sums (data parallel), and owns the loss seed.
+  void build_step() {
+    const Device device = config.device;
+    const std::int64_t micro = config.micro_batches;
+    std::vector<MultiTensorParam> rows;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      Param& p = params[i];
+      auto view = [&](std::vector<float>& host, const DeviceBuffer* dev) {
+        if (host.empty() && p.data.size() != 0) return TensorView();
+        TensorView t = p.view(host);
+        if (staging.on_device()) {
+          t.data = dev->get();
+          t.device = device;
+          t.device_index = config.device_index;
+        }
+        return t;
+      };
+      MultiTensorParam q;
+      q.param = view(p.data, staging.on_device() ? &staging.params[i] : nullptr);
+      q.m = view(optimizer.m[i], staging.on_device() ? &staging.m[i] : nullptr);
+      q.v = view(optimizer.v[i], staging.on_device() ? &staging.v[i] : nullptr);
+      if (micro > 1) {
+        q.source = grads[i];
+        q.acc = view(optimizer.acc[i], staging.on_device() ? &staging.acc[i] : nullptr);
+      }
+      q.grad = averaging.active() ? averaging.views()[i] : micro > 1 ? q.acc : grads[i];
+      q.decay = p.decay;
+      rows.push_back(q);
+    }
+    StepRule rule;
+    rule.clip_norm = config.clip_norm;
+    rule.divisor = static_cast<double>(micro) * averaging.ranks();
+    rule.loss_scaling = scaling.enabled;
+    const LossScaleConfig& ls = config.loss_scale;
+    rule.growth = ls.growth;
+    rule.backoff = ls.backoff;
+    rule.min_scale = ls.min_scale;
+    rule.growth_interval = ls.growth_interval;
+    optimizer.step = std::make_unique<MultiTensorStep>(rows, rule, device, config.device_index, ls.initial_scale);
+    optimizer.known = optimizer.step->read();
+    compiled.exec->bind(compiled.loss_seed, &optimizer.step->scalars()->seed);
   }
 
   // Sizes the batch buffers and binds them (or, on a GPU, their device copies) to the executor.
@@ -327,10 +394,8 @@ struct Trainer::State {
       const std::size_t bytes = rows * sizeof(std::int32_t);
       staging.tokens = staging.allocate(bytes);
       staging.targets = staging.allocate(bytes);
-      staging.seed = staging.allocate(sizeof(float));
       exec.bind(compiled.tokens, staging.tokens.get());
       exec.bind(compiled.targets, staging.targets.get());
-      exec.bind(compiled.loss_seed, staging.seed.get());
       if (positions) {
         staging.positions = staging.allocate(bytes);
         staging.backend->copy_to_device(staging.positions.get(), batch.positions.data(), bytes, staging.device_index);
@@ -340,7 +405,6 @@ struct Trainer::State {
       exec.bind(compiled.tokens, batch.tokens.data());
       exec.bind(compiled.targets, batch.targets.data());
       if (positions) exec.bind(compiled.positions, batch.positions.data());
-      exec.bind(compiled.loss_seed, &batch.seed);
     }
   }
 
@@ -381,25 +445,48 @@ struct Trainer::State {
     for (std::size_t i = 0; i < params.size(); ++i) {
       Param& p = params[i];
       if (staging.on_device()) {
-        staging.params.push_back(staging.allocate(p.data.size() * sizeof(float)));
+        auto device_copy = [&](const std::vector<float>& host) {
+          return host.empty() ? DeviceBuffer(nullptr, BackendFree{staging.backend})
+                              : staging.allocate(host.size() * sizeof(float));
+        };
+        staging.params.push_back(device_copy(p.data));
+        staging.m.push_back(device_copy(optimizer.m[i]));
+        staging.v.push_back(device_copy(optimizer.v[i]));
+        staging.acc.push_back(device_copy(optimizer.acc[i]));
         exec.bind(p.value, staging.params.back().get());
-        const TensorView g = exec.view(p.grad);
-        staging.grads_host.emplace_back(static_cast<std::size_t>(g.numel()) * dtype_size(g.dtype));
-        grads.emplace_back(staging.grads_host.back().data(), g.dtype, g.shape.data(), g.rank);
       } else {
         exec.bind(p.value, p.data.data());
-        grads.push_back(exec.view(p.grad));
       }
-      if (!optimizer.acc[i].empty()) optimizer.accs.push_back(p.view(optimizer.acc[i]));
+      grads.push_back(exec.view(p.grad));
+      if (!staging.on_device() && !optimizer.acc[i].empty()) accs.push_back(p.view(optimizer.acc[i]));
     }
   }
 
-  // Runs nodes [begin, end): on a GPU, uploads the parameters (the fp32 masters), the ids and the
-  // loss seed first, and downloads the gradients after a run that computed them.
+  // Runs nodes [begin, end): on a GPU, uploads the ids first (and the state when the host
+  // mirrors were handed out since).
   void run(int begin, int end) {
-    if (staging.on_device()) staging.upload(batch, params);
+    if (staging.on_device()) {
+      if (!staging.device_valid) staging.upload_state(params, optimizer);
+      staging.upload_ids(batch);
+    }
     compiled.exec->run(begin, end);
-    if (staging.on_device() && end > compiled.yield()) staging.download_grads(*compiled.exec, params);
+  }
+
+  // The host mirrors, current (a GPU's state downloaded when the device has newer values); the
+  // caller may write them, so a GPU uploads them before its next run.
+  void host_state() {
+    if (!staging.on_device()) return;
+    if (!staging.host_valid) staging.download_state(params, optimizer);
+    staging.device_valid = false;
+  }
+
+  // The step's scalars, edited (step count, loss-scale state) and written back.
+  template <class F>
+  void edit_scalars(F&& f) {
+    StepScalars k = optimizer.step->read();
+    f(k);
+    optimizer.step->write(k);
+    optimizer.known = k;
   }
 
   double loss() const {
@@ -445,10 +532,8 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   BatchBuffers::check_ids(fn, "tokens", tokens, micro * s.shape.batch, s.shape);
   BatchBuffers::check_ids(fn, "targets", targets, micro * s.shape.batch, s.shape);
   StepResult r;
-  s.batch.seed = s.scaling.enabled ? s.scaling.scaler.scale() : 1.0f;
-  r.loss_scale = s.batch.seed;
-  double loss_sum = 0.0;
-  std::vector<TensorView>& accs = s.optimizer.accs;
+  MultiTensorStep& step = *s.optimizer.step;
+  const float* loss_value = static_cast<const float*>(s.compiled.exec->view(s.compiled.loss).data);
   const int nodes = static_cast<int>(s.compiled.exec->graph().nodes.size());
   for (std::int64_t k = 0; k < micro; ++k) {
     s.batch.load(tokens, targets, k);
@@ -460,71 +545,64 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
       for (const GradientAveraging::Launch& l : s.averaging.launches()) {
         s.run(at, l.end);
         at = l.end;
-        const double loss = (loss_sum + s.loss()) / static_cast<double>(micro);
+        // The earlier micro-batches' loss sum is in the step's scalars (host memory: cpu only).
+        const double earlier = k == 0 ? 0.0 : step.scalars()->loss_sum;
+        const double loss = (earlier + s.loss()) / static_cast<double>(micro);
         for (int b = l.first; b < l.last; ++b)
-          s.averaging.launch(b, s.grads, micro > 1 ? std::span<const TensorView>(accs) : std::span<const TensorView>(),
-                             loss);
+          s.averaging.launch(b, s.grads,
+                             micro > 1 ? std::span<const TensorView>(s.accs) : std::span<const TensorView>(), loss);
       }
       if (at < nodes) s.run(at, nodes);
     } else {
       s.run(0, nodes);
     }
     s.compiled.add_fp16_records();
-    loss_sum += s.loss();
-    if (micro > 1 && !buckets)
-      for (std::size_t i = 0; i < s.params.size(); ++i) {
-        if (k == 0)
-          convert(s.grads[i], accs[i]);
-        else
-          add_accumulate(s.grads[i], accs[i]);
-      }
+    // The gradient accumulators and the loss sum (the last micro-batch of a data-parallel step
+    // accumulates into the buckets as they are launched).
+    if (!buckets) step.accumulate(k == 0, loss_value);
   }
-  r.loss = loss_sum / static_cast<double>(micro);
-  std::span<const TensorView> grads =
-      micro > 1 ? std::span<const TensorView>(accs) : std::span<const TensorView>(s.grads);
-  // Over N ranks: the sums of every rank's gradients, equal on every rank, so the finiteness
-  // check, the skip decision, the loss scaler and the norm below agree without another collective.
-  if (s.averaging.active()) {
-    r.loss = s.averaging.finish();
-    grads = s.averaging.views();
-  }
-  const double unscale = 1.0 / (static_cast<double>(s.batch.seed) * static_cast<double>(micro) * s.averaging.ranks());
-  // Under ZeRO-1 the norm combines the shards' norms in rank order (data_parallel.hpp), and a
-  // non-finite element makes its shard's norm, so the norm, non-finite on every rank (the
-  // squares of finite floats are finite in double).
-  r.grad_norm = (s.averaging.zero() ? s.averaging.grad_norm() : global_grad_norm(grads)) * unscale;
-  const bool finite = s.averaging.zero() ? std::isfinite(r.grad_norm) : all_finite(grads);
-  if (s.scaling.enabled) s.scaling.scaler.update(finite);
-  if (!finite) {
-    r.skipped = true;
-    return r;
-  }
-  const double clip = s.config.clip_norm;
-  const double coef = clip > 0.0 && r.grad_norm > clip ? clip / (r.grad_norm + 1e-6) : 1.0;
-  const auto grad_scale = static_cast<float>(unscale * coef);
-  s.optimizer.steps += 1;
+  // Over N ranks (cpu only): the sums of every rank's gradients, equal on every rank, so the
+  // finiteness check, the skip decision, the loss scaler and the norm agree without another
+  // collective. The step reads the sums (its grads are averaging's views).
+  if (s.averaging.active()) r.loss = s.averaging.finish();
   const OptimizerConfig& o = s.config.optimizer;
   if (s.averaging.zero()) {
-    // ZeRO-1: this rank's slices of the parameters, with its shard's moments, then all_gather.
-    for (const GradientAveraging::Slice& sl : s.averaging.shard()) {
-      const auto count = static_cast<std::int64_t>(sl.count);
-      const auto slice = [&](float* d) { return TensorView(d, DType::f32, &count, 1); };
-      Param& p = s.params[static_cast<std::size_t>(sl.param)];
-      const float* g = static_cast<const float*>(grads[static_cast<std::size_t>(sl.param)].data) + sl.offset;
-      float* m = s.optimizer.moments > 0 ? s.averaging.moment(0) + sl.state : nullptr;
-      float* v = s.optimizer.moments > 1 ? s.averaging.moment(1) + sl.state : nullptr;
-      update_parameter(o, slice(p.data.data() + sl.offset), slice(const_cast<float*>(g)), m, v, p.decay, grad_scale,
-                       s.optimizer.steps);
+    // ZeRO-1 (cpu): the decision from the shards' norms combined in rank order (data_parallel.hpp;
+    // a non-finite element makes its shard's norm, so the norm, non-finite on every rank), then
+    // this rank's slices of the parameters with its shard's moments, then all_gather.
+    const double raw_norm = s.averaging.grad_norm();
+    step.decide(raw_norm, std::isfinite(raw_norm));
+    const StepScalars& k = *step.scalars();  // host memory on the cpu
+    if (k.skip == 0) {
+      for (const GradientAveraging::Slice& sl : s.averaging.shard()) {
+        const auto count = static_cast<std::int64_t>(sl.count);
+        const auto slice = [&](float* d) { return TensorView(d, DType::f32, &count, 1); };
+        Param& p = s.params[static_cast<std::size_t>(sl.param)];
+        const float* g =
+            static_cast<const float*>(s.averaging.views()[static_cast<std::size_t>(sl.param)].data) + sl.offset;
+        float* m = s.optimizer.moments > 0 ? s.averaging.moment(0) + sl.state : nullptr;
+        float* v = s.optimizer.moments > 1 ? s.averaging.moment(1) + sl.state : nullptr;
+        update_parameter(o, slice(p.data.data() + sl.offset), slice(const_cast<float*>(g)), m, v, p.decay, k.grad_scale,
+                         k.steps);
+      }
+      s.averaging.gather_parameters(s.param_data);
     }
-    s.averaging.gather_parameters(s.param_data);
-    return r;
+    s.optimizer.known = k;
+  } else {
+    step.decide();  // norm, finiteness, loss scale, clip coefficient, skip, step count
+    if (o.kind == OptimizerKind::adamw)
+      step.adamw({o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, s.optimizer.known.steps + 1});
+    else
+      step.sgd({o.lr, o.momentum, o.weight_decay});
+    if (s.staging.on_device()) s.staging.host_valid = false;
+    s.optimizer.known = step.read();  // waits for the step (80 bytes)
   }
-  for (std::size_t i = 0; i < s.params.size(); ++i) {
-    Param& p = s.params[i];
-    update_parameter(o, p.view(p.data), grads[i], s.optimizer.m[i].empty() ? nullptr : s.optimizer.m[i].data(),
-                     s.optimizer.v[i].empty() ? nullptr : s.optimizer.v[i].data(), p.decay, grad_scale,
-                     s.optimizer.steps);
-  }
+  const StepScalars& k = s.optimizer.known;
+  if (k.window_miss != 0) fail_with(ErrorKind::internal, fn, "the step count left the AdamW window");
+  if (!s.averaging.active()) r.loss = k.loss_sum / static_cast<double>(micro);
+  r.grad_norm = k.grad_norm;
+  r.skipped = k.skip != 0;
+  r.loss_scale = k.used_seed;
   return r;
 }
 
@@ -557,6 +635,7 @@ void Trainer::logits(std::span<const std::int32_t> tokens, std::span<float> out)
 
 std::vector<NamedTensor> Trainer::tensors() {
   State& s = *state_;
+  s.host_state();
   s.staged_moments();
   std::vector<NamedTensor> out;
   for (Param& p : s.params) out.push_back({p.name, DType::f32, p.shape, p.data.data()});
@@ -591,7 +670,7 @@ void Trainer::set_tensor(const std::string& name, std::span<const float> values)
   fail("train::Trainer::set_tensor", "no tensor is named '", name, "'");
 }
 
-std::int64_t Trainer::step_count() const { return state_->optimizer.steps; }
+std::int64_t Trainer::step_count() const { return state_->optimizer.known.steps; }
 void Trainer::set_learning_rate(float lr) {
   if (!std::isfinite(lr) || lr < 0.0f)
     fail("train::Trainer::set_learning_rate", "lr must be finite and >= 0, but got ", lr);
@@ -600,11 +679,24 @@ void Trainer::set_learning_rate(float lr) {
 
 void Trainer::set_step_count(std::int64_t steps) {
   if (steps < 0) fail("train::Trainer::set_step_count", "steps must be >= 0, but got ", steps);
-  state_->optimizer.steps = steps;
+  state_->edit_scalars([&](StepScalars& k) { k.steps = steps; });
 }
 
-LossScaleState Trainer::loss_scale() const { return state_->scaling.scaler.state(); }
-void Trainer::set_loss_scale(const LossScaleState& state) { state_->scaling.scaler.set_state(state); }
+LossScaleState Trainer::loss_scale() const {
+  const StepScalars& k = state_->optimizer.known;
+  return {k.loss_scale, k.good_steps, k.skipped_steps};
+}
+
+void Trainer::set_loss_scale(const LossScaleState& state) {
+  State& s = *state_;
+  s.scaling.scaler.set_state(state);  // the checks
+  s.edit_scalars([&](StepScalars& k) {
+    k.loss_scale = state.scale;
+    k.good_steps = state.good_steps;
+    k.skipped_steps = state.skipped_steps;
+    if (s.scaling.enabled) k.seed = state.scale;
+  });
+}
 
 const GptConfig* Trainer::gpt_config() const { return state_->shape.gpt ? &*state_->shape.gpt : nullptr; }
 const MlpConfig* Trainer::mlp_config() const { return state_->shape.mlp ? &*state_->shape.mlp : nullptr; }

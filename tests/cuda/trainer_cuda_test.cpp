@@ -128,6 +128,76 @@ TEST(CudaTrainer, F16Mi200PolicyFollowsTheCpu) {
   expect_cuda_follows_cpu(DType::f16);
 }
 
+// The state on the device: AdamW, f16 with dynamic loss scaling (a start at 2^24 overflows, so
+// the first steps are skipped and the scale backs off on the device), 2 micro-batches and
+// clipping. Reading every tensor after each step (a checkpoint's download) and writing one back
+// (a restore's upload) must not change a bit of the run; a trainer restored from those tensors,
+// the step count and the loss-scale state continues like the original. In bf16 (no overflow
+// near a skip boundary) the same AdamW run on the cpu follows within loss_tolerance.
+TEST(CudaTrainer, DeviceStateSurvivesCheckpointsAndFollowsTheCpu) {
+  AMPKIT_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  const train::GptConfig c = tiny_gpt();
+  auto make = [&](Device device, DType compute = DType::f16) {
+    train::TrainerConfig tc;
+    tc.batch = 3;
+    tc.micro_batches = 2;
+    tc.compute = compute;
+    tc.clip_norm = 0.5f;
+    tc.optimizer.lr = 1e-2f;
+    tc.optimizer.weight_decay = 0.1f;
+    tc.loss_scale.initial_scale = 0x1p24f;
+    tc.loss_scale.growth_interval = 2;
+    tc.seed = seed;
+    tc.device = device;
+    return train::Trainer::gpt(c, tc);
+  };
+  train::Trainer plain = make(Device::cuda), probed = make(Device::cuda);
+  train::Trainer cpu = make(Device::cpu, DType::bf16), gpu = make(Device::cuda, DType::bf16);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(c.vocab - 1));
+  int skipped = 0;
+  for (int step = 0; step < 8; ++step) {
+    std::vector<std::int32_t> ids(24), y(24);
+    for (auto& x : ids) x = id(rng);
+    for (auto& x : y) x = id(rng);
+    const train::StepResult a = plain.step(ids, y), b = probed.step(ids, y), h = cpu.step(ids, y), g = gpu.step(ids, y);
+    skipped += a.skipped;
+    EXPECT_TRUE(std::memcmp(&a.loss, &b.loss, sizeof(double)) == 0 &&
+                std::memcmp(&a.grad_norm, &b.grad_norm, sizeof(double)) == 0 && a.skipped == b.skipped &&
+                a.loss_scale == b.loss_scale)
+        << "seed " << seed << " step " << step << ": reading the tensors changed the run";
+    EXPECT_TRUE(std::fabs(g.loss - h.loss) <= loss_tolerance(DType::bf16) * std::fabs(h.loss) && !g.skipped &&
+                !h.skipped)
+        << "seed " << seed << " step " << step << ": bf16 loss " << g.loss << " on cuda, " << h.loss << " on the cpu";
+    std::vector<train::NamedTensor> t = probed.tensors();
+    std::vector<float> first(t[0].data, t[0].data + t[0].numel());
+    probed.set_tensor(t[0].name, first);
+  }
+  EXPECT_TRUE(skipped >= 1) << "the 2^24 start should overflow f16";
+  EXPECT_EQ(plain.step_count(), 8 - skipped);
+  EXPECT_EQ(plain.loss_scale().skipped_steps, skipped);
+  EXPECT_EQ(gpu.step_count(), 8);
+  // Restore into a fresh trainer and continue both for 2 steps.
+  train::Trainer restored = make(Device::cuda);
+  for (const train::NamedTensor& n : plain.tensors())
+    restored.set_tensor(n.name, std::span<const float>(n.data, static_cast<std::size_t>(n.numel())));
+  restored.set_step_count(plain.step_count());
+  restored.set_loss_scale(plain.loss_scale());
+  for (int step = 0; step < 2; ++step) {
+    std::vector<std::int32_t> ids(24), y(24);
+    for (auto& x : ids) x = id(rng);
+    for (auto& x : y) x = id(rng);
+    const train::StepResult a = plain.step(ids, y), b = restored.step(ids, y);
+    EXPECT_TRUE(std::memcmp(&a.loss, &b.loss, sizeof(double)) == 0 && a.loss_scale == b.loss_scale)
+        << "seed " << seed << ": the restored trainer differs at step " << step;
+  }
+  std::vector<train::NamedTensor> x = plain.tensors(), z = restored.tensors();
+  for (std::size_t i = 0; i < x.size(); ++i)
+    EXPECT_TRUE(std::memcmp(x[i].data, z[i].data, static_cast<std::size_t>(x[i].numel()) * sizeof(float)) == 0)
+        << "seed " << seed << ": " << x[i].name << " differs after the restore";
+}
+
 TEST(CudaTrainer, WithoutAGpuTheTrainerSaysWhy) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a usable GPU";
   train::TrainerConfig tc;

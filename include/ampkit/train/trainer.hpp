@@ -55,9 +55,11 @@ struct TrainerConfig {
   float clip_norm = 0.0f;  // > 0: clip the global gradient norm to this value
   LossScaleConfig loss_scale;
   bool fuse = true;  // run the fusion passes (GEMM+GELU, DGELU_BGRAD)
-  // Where the graph (forward + backward) runs: the cpu, or one GPU (cuda:device_index). On a
-  // GPU the fp32 master parameters, the optimizer, clipping and loss scaling stay on the host:
-  // each run uploads the parameters and inputs and downloads the gradients (docs/TRAIN.md).
+  // Where the step runs: the cpu, or one GPU (cuda:device_index). On a GPU the whole step stays
+  // in device memory — the graph, the fp32 master parameters, the optimizer state, gradient
+  // accumulation, the norm, clipping, loss scaling and the skip decision (ops::MultiTensorStep);
+  // per run only the ids go up, per step 80 bytes of results come back (docs/TRAIN.md). The
+  // state is downloaded by tensors() and uploaded again before the next run.
   Device device = Device::cpu;
   int device_index = 0;
   std::uint64_t seed = 0;  // parameter initialization (N(0, 0.02) weights, 0 biases,
@@ -67,7 +69,8 @@ struct TrainerConfig {
   // same initial parameters), passes its own rows to step(), and after backward the gradients
   // (and the loss) of all ranks are summed in the communicator's fixed rank order and divided by
   // N, so every rank applies the same update. Every rank must call step() the same number of
-  // times. Not owned; it must outlive the trainer. cpu only.
+  // times. Not owned; it must outlive the trainer. cpu only: with
+  // device cuda and more than one rank the trainer refuses (ErrorKind::unsupported).
   dist::Communicator* communicator = nullptr;
   // Over N > 1 ranks: the gradients are summed in buckets of at least this many bytes of fp32
   // gradient (whole parameters, in the order the backward produces them), each launched on a

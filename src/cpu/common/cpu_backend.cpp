@@ -35,6 +35,7 @@ KernelLists cpu_lists() {
   l.sgd_step = cpu::sgd_kernels();
   l.global_grad_norm = cpu::global_grad_norm_kernels();
   l.all_finite = cpu::all_finite_kernels();
+  l.multi_tensor_step = cpu::multi_tensor_step_kernels();
   return l;
 }
 

@@ -27,10 +27,8 @@ void adamw_typed(const ops::AdamWProblem& p) {
   const float b1 = p.beta1, b2 = p.beta2;
   const float c1 = static_cast<float>(1.0 - beta1);
   const float c2 = static_cast<float>(1.0 - beta2);
-  const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(p.step));
-  const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(p.step));
-  const float step_size = static_cast<float>(double{p.lr} / bc1);
-  const float rsqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  const ops::AdamWStepScalars bc = ops::adamw_step_scalars(p.lr, p.beta1, p.beta2, p.step);
+  const float step_size = bc.step_size, rsqrt_bc2 = bc.rsqrt_bc2;
   const float lr_wd = static_cast<float>(double{p.lr} * double{p.weight_decay});
   const float eps = p.eps, scale = p.grad_scale;
   float* __restrict param = p.param;

@@ -81,7 +81,8 @@ ops::KernelLists cuda_lists() {
   l.attention_backward = attention_backward_cuda_kernels();
   l.embedding_forward = embedding_forward_cuda_kernels();
   l.embedding_backward = embedding_backward_cuda_kernels();
-  return l;  // sum_rows and the optimizer ops have no CUDA kernels (yet): empty
+  l.multi_tensor_step = multi_tensor_step_cuda_kernels();
+  return l;  // sum_rows and the per-parameter optimizer ops have no CUDA kernels: empty
 }
 
 class CudaBackend final : public ops::Backend {

@@ -28,5 +28,6 @@ std::span<const ops::AttentionForwardEntry> attention_forward_cuda_kernels();
 std::span<const ops::AttentionBackwardEntry> attention_backward_cuda_kernels();
 std::span<const ops::EmbeddingForwardEntry> embedding_forward_cuda_kernels();
 std::span<const ops::EmbeddingBackwardEntry> embedding_backward_cuda_kernels();
+std::span<const ops::MultiTensorEntry> multi_tensor_step_cuda_kernels();
 
 }  // namespace ampkit::cuda
