@@ -44,6 +44,14 @@ struct GemmProblem {
 /// from gemm_validate; tests and kernels that build problems directly call this.
 GemmProblem make_gemm_problem(const GemmArgs& args);
 
+/// True when every backend's whole call of `problem` (GemmCallFn) is select_kernel + entry.run:
+/// m >= 1, n >= 1 and not (alpha = 0 with k >= 1). The one statement of which calls the BLAS
+/// rules for m = 0, n = 0 and alpha = 0 leave alone (gemm_problem.cpp).
+bool gemm_runs_one_entry(const GemmProblem& problem);
+
+/// The device of every operand (ops::device_of, src/ops/prepared_call.hpp).
+inline Device device_of(const GemmProblem& problem) { return problem.args.device; }
+
 /// Per-call counters (GemmReport's), summed over threads (integer sums: order-free).
 struct GemmCounters {
   std::int64_t fp16_subnormal_inputs = 0;
