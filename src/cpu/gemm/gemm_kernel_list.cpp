@@ -1,7 +1,7 @@
 // The GEMM kernel list (kernels layer): best first, the reference last, each entry with what it
 // needs from the machine and why it declines a problem. Declared in src/ops/gemm/gemm_kernels.hpp;
 // read by the front end (dispatch, gemm_kernel_statuses) and the tests (every entry).
-#include "ops/gemm/gemm_kernels.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
