@@ -50,10 +50,11 @@ check src/ops/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/)"
 check src/cpu/                 "^(${pub_ops}|ampkit/numerics/|core/|ops/|cpu/)"
 check src/cuda/                "^(${pub_all}|core/|ops/|cuda/)"
 check src/numerics/            "^(ampkit/(core|device|ops|numerics)/|core/|numerics/)"
-check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/)"
+check src/layers/              "^(ampkit/(core|device|ops|numerics|layers)/|core/|ops/|layers/)"
 check src/dist/                "^(ampkit/(core|dist)/|core/|dist/)"
-# graph and train reach device memory through the backend object, and only through its header.
-check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/|ops/backend\.hpp$)"
+# graph and train reach device memory through the backend object, and only through its header;
+# the graph's op definitions also keep the ops' prepared calls (ops/prepared_ops.hpp and Linear's).
+check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/|ops/backend\.hpp$|ops/prepared_ops\.hpp$|layers/linear_prepared\.hpp$)"
 check src/train/               "^(${pub_all}|core/|train/|ops/backend\.hpp$)"
 check tools/                   "^(${pub_all}|tools/)"
 # Inside the tool: common/ (JSON lines, memory, progress, the loss plot) stands on the library

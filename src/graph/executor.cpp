@@ -1,6 +1,7 @@
 // The graph executor (graph layer): owns the verified graph, its memory plan and the arena
 // (allocated once), binds external values, binds each node once (its operand views, built by its
-// op definition, src/graph/ops/), then at each run only runs the bound nodes in order, with a
+// op definition, src/graph/ops/, and at its first run its prepared op calls: validated, kernel
+// entry selected), then at each run only runs the prepared nodes in order, with a
 // BackwardPassGuard around tagged ones, recording per-node time and fp16 mode. Called by the
 // trainer, tests and users.
 #include "ampkit/graph/executor.hpp"
@@ -81,7 +82,7 @@ void Executor::run(int begin, int end) {
     fail("graph::Executor::run", "the node range [", begin, ", ", end, ") is not within [0, ", n, "]");
   if (bound_stale_) bind_nodes();
   for (int i = begin; i < end; ++i) {
-    const BoundNode& b = bound_[static_cast<std::size_t>(i)];
+    BoundNode& b = bound_[static_cast<std::size_t>(i)];
     if (b.unbound != kNoValue)
       fail("graph::Executor::run", describe_node(graph_, i), " reads %", b.unbound, " '", graph_.value(b.unbound).name,
            "', which is not bound");
@@ -93,6 +94,7 @@ void Executor::run(int begin, int end) {
     const auto start = std::chrono::steady_clock::now();
     try {
       BackwardPassGuard guard(b.attrs.backward);
+      if (!b.plan && b.def->prepare != nullptr) b.def->prepare(b);  // once per bind
       b.def->run(b, record);
     } catch (const Error& e) {
       throw Error(detail::concat("graph: ", describe_node(graph_, i), ": ", e.what()), e.kind());
@@ -101,11 +103,13 @@ void Executor::run(int begin, int end) {
   }
 }
 
-// Once per graph and after each bind(): every node's operand views (its op's bind), so a run only
-// hands them to the kernels. A node that reads an unbound external value keeps it in `unbound`
-// and fails only when it is run.
+// Once per graph and after each bind(): every node's operand views (its op's bind). Its op's
+// prepare (validation, kernel selection) follows at the node's first run, so a bad operand fails
+// where and as it always did; later runs only run the prepared calls. A node that reads an
+// unbound external value keeps it in `unbound` and fails only when it is run.
 void Executor::bind_nodes() {
-  bound_.assign(graph_.nodes.size(), BoundNode{});
+  bound_.clear();
+  bound_.resize(graph_.nodes.size());
   for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& node = graph_.nodes[i];
     BoundNode& b = bound_[i];

@@ -5,8 +5,9 @@
 // view GEMM's own translation (ops::column_major_gemm, the one row-major -> column-major mapping
 // of the library) gives for it. The validation covers everything gemm() checks, so no GEMM of a
 // call can be rejected after another has written, and the view checks are not run again. No heap
-// allocation per call. Called by users, the graph executor and `ampkit bench linear`; calls only
-// gemm().
+// allocation per call. Each call is a prepared call (linear_prepared.hpp: the GEMMs validated and
+// their kernels selected once, ops::prepare_gemm) run once; the graph executor keeps one per
+// Linear node. Called by users, the graph executor and `ampkit bench linear`.
 #include "ampkit/layers/linear.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "ampkit/ops/gemm_views.hpp"
 #include "core/checked_math.hpp"
 #include "core/workspace.hpp"
+#include "layers/linear_prepared.hpp"
 #include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/gemm/gemm_view_call.hpp"
@@ -173,7 +175,7 @@ GemmArgs plan_forward(const LinearForwardArgs& a, ops::Stage stage = ops::Stage:
 // The GEMMs of one backward call, planned after validation, before any runs.
 struct BackwardPlan {
   bool run_dx = false, run_dw = false, run_db_alone = false;
-  GemmArgs dx, dw, db_alone;
+  GemmArgs dx, dw;
   bool zero_below_db = false;  // batch == 0: the layer below's bias gradient is 0
   std::int64_t batch = 0, in = 0, out = 0;
   Device device = Device::cpu;  // of every operand (dy's)
@@ -360,54 +362,114 @@ void plan_backward(const LinearBackwardArgs& a, BackwardPlan& plan) {
     plan.dw = ops::column_major_gemm(g);
     plan.run_dw = true;
   } else if (want_db && out > 0) {
-    // db without dw (or with in = 0): the same reduction, BGRADA of dYᵀ [out, batch] times a
-    // column of ones [batch, 1]; the product [out, 1] goes to scratch.
-    const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
-    const DbScratch scratch = db_scratch(batch, product_bytes);
-    GemmViewArgs g;
-    g.op_a = Op::T;
-    g.a = as_matrix(a.dy, batch, out);
-    g.b = as_matrix(scratch.ones, DType::f32, dev, dev_index, batch, 1);
-    g.d = as_matrix(scratch.product, a.db.dtype, dev, dev_index, out, 1);
-    g.fp16_mode = a.fp16_mode;
-    g.epilogue = Epilogue::BGRADA;
-    g.bias_grad = as_vector(a.db, out);
-    g.accumulate_bias_grad = a.accumulate;
-    plan.db_alone = ops::column_major_gemm(g);
-    plan.run_db_alone = true;
+    plan.run_db_alone = true;  // its GEMM is planned at each run (plan_db_alone)
   }
+}
+
+// db without dw (or with in = 0): the same reduction, BGRADA of dYᵀ [out, batch] times a column of
+// ones [batch, 1]; the product [out, 1] goes to scratch. Planned at each run, because the
+// scratch is the calling thread's workspace, which may move between calls.
+GemmArgs plan_db_alone(const LinearBackwardArgs& a, std::int64_t batch, std::int64_t out, Device dev, int dev_index) {
+  const std::int64_t product_bytes = out * static_cast<std::int64_t>(dtype_size(a.db.dtype));
+  const DbScratch scratch = db_scratch(batch, product_bytes);
+  GemmViewArgs g;
+  g.op_a = Op::T;
+  g.a = as_matrix(a.dy, batch, out);
+  g.b = as_matrix(scratch.ones, DType::f32, dev, dev_index, batch, 1);
+  g.d = as_matrix(scratch.product, a.db.dtype, dev, dev_index, out, 1);
+  g.fp16_mode = a.fp16_mode;
+  g.epilogue = Epilogue::BGRADA;
+  g.bias_grad = as_vector(a.db, out);
+  g.accumulate_bias_grad = a.accumulate;
+  return ops::column_major_gemm(g);
 }
 
 }  // namespace
 
-void linear_forward(const LinearForwardArgs& args, LinearReport* report) {
-  const GemmArgs g = plan_forward(args);
-  LinearReport local;
-  LinearReport& out = report != nullptr ? *report : local;
-  out = LinearReport{};
-  if (g.m == 0 || g.n == 0) return;  // y is empty
-  gemm(g, &out.gemms[out.gemm_count++]);
+namespace {
+
+// The fp16 mode is in the GEMM problems and in their selection: a run with another mode than the
+// prepared one prepares the call again (validation included).
+template <class Call, class Prepare>
+void keyed_on_mode(Call& call, Fp16Mode mode, Prepare prepare) {
+  if (mode == call.args.fp16_mode) return;
+  auto args = call.args;
+  args.fp16_mode = mode;
+  call = prepare(args);
 }
 
-void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
+}  // namespace
+
+PreparedLinearForward prepare_linear_forward(const LinearForwardArgs& args) {
+  PreparedLinearForward call;
+  call.args = args;
+  const GemmArgs g = plan_forward(args);
+  call.empty = g.m == 0 || g.n == 0;  // y is empty
+  if (!call.empty) call.gemm = ops::prepare_gemm(g, true);
+  return call;
+}
+
+void run_prepared(PreparedLinearForward& call, Fp16Mode mode, LinearReport& report) {
+  keyed_on_mode(call, mode, prepare_linear_forward);
+  report = LinearReport{};
+  if (call.empty) return;
+  ops::run_prepared(call.gemm, &report.gemms[report.gemm_count++]);
+}
+
+PreparedLinearBackward prepare_linear_backward(const LinearBackwardArgs& args) {
+  PreparedLinearBackward call;
+  call.args = args;
   BackwardPlan plan;
   validate_backward(args, plan);
-  LinearReport local;
-  LinearReport& out = report != nullptr ? *report : local;
-  out = LinearReport{};
-  if (!args.dy.present) return;
+  if (!args.dy.present) {
+    call.nothing = true;
+    return call;
+  }
   plan_backward(args, plan);
   // Every GEMM is valid (validate_backward covers gemm's checks); none of them reads what
   // another writes (checked above).
-  if (plan.run_dx) gemm(plan.dx, &out.gemms[out.gemm_count++]);
-  if (plan.zero_below_db) {
-    const std::size_t bytes = static_cast<std::size_t>(plan.in) * dtype_size(args.below_db.dtype);
+  call.run_dx = plan.run_dx;
+  call.run_dw = plan.run_dw;
+  call.run_db_alone = plan.run_db_alone;
+  call.zero_below_db = plan.zero_below_db;
+  if (plan.run_dx) call.dx = ops::prepare_gemm(plan.dx, true);
+  if (plan.run_dw) call.dw = ops::prepare_gemm(plan.dw, true);
+  call.batch = plan.batch;
+  call.in = plan.in;
+  call.out = plan.out;
+  call.device = plan.device;
+  call.device_index = plan.device_index;
+  return call;
+}
+
+void run_prepared(PreparedLinearBackward& call, Fp16Mode mode, LinearReport& report) {
+  keyed_on_mode(call, mode, prepare_linear_backward);
+  report = LinearReport{};
+  if (call.nothing) return;
+  // The db GEMM's scratch first, so no GEMM has written when it cannot be had.
+  GemmArgs db_alone;
+  if (call.run_db_alone) db_alone = plan_db_alone(call.args, call.batch, call.out, call.device, call.device_index);
+  if (call.run_dx) ops::run_prepared(call.dx, &report.gemms[report.gemm_count++]);
+  if (call.zero_below_db) {
+    const std::size_t bytes = static_cast<std::size_t>(call.in) * dtype_size(call.args.below_db.dtype);
     // All-zero bits are +0. A cpu view's device_index is not checked (only cuda's means something).
-    const int index = plan.device == Device::cuda ? plan.device_index : 0;
-    ops::backend(plan.device).fill_bytes(args.below_db.data, 0, bytes, index);
+    const int index = call.device == Device::cuda ? call.device_index : 0;
+    ops::backend(call.device).fill_bytes(call.args.below_db.data, 0, bytes, index);
   }
-  if (plan.run_dw) gemm(plan.dw, &out.gemms[out.gemm_count++]);
-  if (plan.run_db_alone) gemm(plan.db_alone, &out.gemms[out.gemm_count++]);
+  if (call.run_dw) ops::run_prepared(call.dw, &report.gemms[report.gemm_count++]);
+  if (call.run_db_alone) gemm(db_alone, &report.gemms[report.gemm_count++]);
+}
+
+void linear_forward(const LinearForwardArgs& args, LinearReport* report) {
+  PreparedLinearForward call = prepare_linear_forward(args);
+  LinearReport local;
+  run_prepared(call, args.fp16_mode, report != nullptr ? *report : local);
+}
+
+void linear_backward(const LinearBackwardArgs& args, LinearReport* report) {
+  PreparedLinearBackward call = prepare_linear_backward(args);
+  LinearReport local;
+  run_prepared(call, args.fp16_mode, report != nullptr ? *report : local);
 }
 
 std::string linear_check(const LinearForwardArgs& args) noexcept {

@@ -1,10 +1,12 @@
 // The kernel registry every op shares (ops layer, internal): a kernel list per op and device,
 // best first, reference last; each entry says what hardware it needs and why it declines a
-// problem. The op's front end selects from it once per call; `ampkit info --kernels`, the
+// problem. The op's front end selects from it once per call (once per prepared call,
+// src/ops/prepared_call.hpp); `ampkit info --kernels`, the
 // kernel_name queries and the tests read the same list. The graph's op table and the CUDA backend
 // plug in here (docs/ARCHITECTURE.md, "Kernel registry").
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,11 +47,19 @@ const char* decline_reason(const KernelEntry<Problem, RunFn>& entry, const Probl
   return entry.declines != nullptr ? entry.declines(problem) : nullptr;
 }
 
+/// Kernel selections made on this thread (select_kernel counts each; reference_kernels.cpp):
+/// read through kernel_selections_on_this_thread, by the tests that a prepared call selects
+/// nothing per run. A thread-local increment per selection.
+extern constinit thread_local std::uint64_t t_kernel_selections;
+
+inline std::uint64_t kernel_selections_on_this_thread() noexcept { return t_kernel_selections; }
+
 /// The first entry that takes `problem`. The last entry (the reference) takes every valid
 /// problem, so there always is one. Under set_reference_kernels(true), the last entry.
 template <class Problem, class RunFn>
 const KernelEntry<Problem, RunFn>& select_kernel(std::span<const KernelEntry<Problem, RunFn>> list,
                                                  const Problem& problem) {
+  ++t_kernel_selections;
   if (reference_kernels()) return list.back();  // set_reference_kernels(true): the reference, always
   for (const auto& entry : list)
     if (decline_reason(entry, problem) == nullptr) return entry;

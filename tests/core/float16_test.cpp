@@ -12,7 +12,7 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/core/float16.hpp"
 #include "ampkit/ops/convert.hpp"
-#include "ops/convert/convert_kernels.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -1,6 +1,7 @@
 // Accepted calls allocate nothing per call (issue 13): after one warm-up call (which may grow
 // the per-thread scratch), a loop of norm, Linear (db without dw included; leading dims
-// [batch, seq] flattened) and convert calls makes no operator new call on any thread. This file
+// [batch, seq] flattened) and convert calls makes no operator new call on any thread; nor does a
+// training step, or a run of a graph executor, whose prepared nodes also select no kernel. This file
 // replaces the global operator new/delete of the test binary with counting versions (they count
 // only inside allocations_after_warm_up).
 #include <gtest/gtest.h>
@@ -13,7 +14,10 @@
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "ampkit/train/models.hpp"
 #include "ampkit/train/trainer.hpp"
+#include "graph/graph_test_support.hpp"
+#include "ops/kernel_registry.hpp"
 #include "support/test_support.hpp"
 
 // ThreadSanitizer's runtime defines the global operator new/delete itself (clang links it
@@ -254,5 +258,23 @@ TEST(NoAllocation, TrainerStep) {
   trainer.step(tokens, targets);
   EXPECT_EQ(allocations_after_warm_up([&] { trainer.step(tokens, targets); }, 20), 0);
 }
+
+// A forward and backward run of a GPT graph's executor after warm-up: no allocation, and no
+// kernel selection — every node runs its prepared calls, and an op call validates before it
+// selects, so a run that selects nothing validated nothing.
+TEST(NoAllocation, ExecutorRunOfPreparedNodes) {
+  AMPKIT_SKIP_UNDER_TSAN();
+  if (active_isa() == Isa::ref) GTEST_SKIP() << "the GEMM reference allocates by design";
+  train::GptConfig model;
+  model.vocab = 17, model.seq_len = 8, model.dim = 16, model.heads = 2, model.layers = 1;
+  train::ModelGraph m = train::build_gpt(model, 2, DType::bf16);
+  graph::testing::TrainGraph t(m.graph, m.loss, {}, {});
+  t.fill(5, 0.5, 8);
+  t.run();
+  const std::uint64_t selections = ops::kernel_selections_on_this_thread();
+  EXPECT_EQ(allocations_after_warm_up([&] { t.executor().run(); }, 20), 0);
+  EXPECT_EQ(ops::kernel_selections_on_this_thread(), selections);
+}
+
 }  // namespace
 }  // namespace ampkit

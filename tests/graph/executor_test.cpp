@@ -2,7 +2,9 @@
 // overlap share bytes, offsets are 64-byte aligned, reuse happens; the fp16 mode each GEMM node
 // used follows the pass (MI200 model: forward flush, backward alt; the environment/API table);
 // results are bitwise the same for 1 and 2 threads; the heap does not grow across steady-state
-// runs; binding and unbound-value errors name the value and the node.
+// runs; binding and unbound-value errors name the value and the node; prepared nodes select no
+// kernel after their first run, and select again (giving a fresh executor's bits) when the ISA cap,
+// set_reference_kernels or the fp16 mode changes between runs.
 #include <gtest/gtest.h>
 
 #include <malloc.h>
@@ -15,8 +17,12 @@
 #include "ampkit/graph/builder.hpp"
 #include "ampkit/graph/verify.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
+#include "ampkit/ops/kernel_info.hpp"
+#include "ampkit/train/models.hpp"
 #include "graph/graph_test_support.hpp"
 #include "numerics/policy_test_support.hpp"
+#include "ops/kernel_registry.hpp"
+#include "support/test_support.hpp"
 
 namespace ampkit::graph {
 namespace {
@@ -235,6 +241,85 @@ TEST(GraphExecutor, RebindingAnInputBetweenRunsReadsTheNewMemory) {
   EXPECT_EQ(run_with(x1), (std::vector<float>{6, 1, -1, -4}));
   EXPECT_EQ(run_with(x2), (std::vector<float>{2, 0, 8, -1}));
   EXPECT_EQ(run_with(x1), (std::vector<float>{6, 1, -1, -4}));
+}
+
+// A one-block GPT in `compute` (every op family the trainer runs), filled from `seed`.
+TrainGraph tiny_gpt(DType compute, std::uint64_t seed) {
+  train::GptConfig c;
+  c.vocab = 11, c.seq_len = 6, c.dim = 8, c.heads = 2, c.layers = 1;
+  train::ModelGraph m = train::build_gpt(c, 2, compute);
+  TrainGraph t(m.graph, m.loss, {}, {});
+  t.fill(seed, 0.5, 6);  // tokens, positions and targets in [0, 6)
+  return t;
+}
+
+// The loss and every parameter gradient, as doubles (exact for every dtype: bitwise equality).
+std::vector<double> results(TrainGraph& t) {
+  std::vector<double> out{t.value(t.loss(), 0)};
+  for (const Value& v : t.graph().values)
+    if (v.kind == ValueKind::parameter)
+      for (double g : t.gradient(v.id)) out.push_back(g);
+  return out;
+}
+
+TEST(GraphExecutor, PreparedNodesSelectNoKernelAfterTheirFirstRun) {
+  TrainGraph t = tiny_gpt(DType::bf16, 3);
+  t.run();  // the first run prepares every node: validation and one selection per op call
+  const std::vector<double> first = results(t);
+  const std::uint64_t before = ops::kernel_selections_on_this_thread();
+  for (int i = 0; i < 3; ++i) t.run();
+  EXPECT_EQ(ops::kernel_selections_on_this_thread(), before);
+  EXPECT_EQ(results(t), first);
+  // A rebind drops the prepared calls: the next run prepares (and selects) again.
+  ValueId tokens = kNoValue;
+  for (const Value& v : t.graph().values)
+    if (v.kind == ValueKind::input && v.dtype == DType::i32 && tokens == kNoValue) tokens = v.id;
+  t.executor().bind(tokens, t.buffer(tokens).data());
+  t.run();
+  EXPECT_GT(ops::kernel_selections_on_this_thread(), before);
+  EXPECT_EQ(results(t), first);
+}
+
+// A prepared node keys its entry on the selection state: after set_isa_cap or
+// set_reference_kernels, its run gives the bits of an executor built under that state.
+TEST(GraphExecutor, PreparedNodesFollowTheIsaCapAndTheReferenceKernels) {
+  TrainGraph prepared = tiny_gpt(DType::bf16, 9);
+  prepared.run();
+  for (Isa isa : ampkit::testing::available_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    ampkit::testing::IsaScope scope(isa);
+    prepared.run();
+    TrainGraph fresh = tiny_gpt(DType::bf16, 9);
+    fresh.run();
+    EXPECT_EQ(results(prepared), results(fresh));
+  }
+  set_reference_kernels(true);
+  prepared.run();
+  const std::vector<double> reference = results(prepared);
+  TrainGraph fresh = tiny_gpt(DType::bf16, 9);
+  fresh.run();
+  set_reference_kernels(false);
+  EXPECT_EQ(reference, results(fresh));
+  prepared.run();
+  TrainGraph best = tiny_gpt(DType::bf16, 9);
+  best.run();
+  EXPECT_EQ(results(prepared), results(best));
+}
+
+// An f16 Linear node is prepared with its first run's fp16 mode; when the policy gives another
+// mode, the node prepares again and computes in it (the bits of a fresh executor in that mode).
+TEST(GraphExecutor, PreparedGemmNodesFollowAChangedFp16Mode) {
+  ampkit::testing::PolicyEnvScope env;
+  TrainGraph prepared = tiny_gpt(DType::f16, 4);
+  for (AltImplChoice choice :
+       {AltImplChoice::original, AltImplChoice::alternate, AltImplChoice::per_pass, AltImplChoice::original}) {
+    set_fp16_device_model(Fp16DeviceModel::mi200);
+    set_gemm_fp16_alt_impl(choice);
+    prepared.run();
+    TrainGraph fresh = tiny_gpt(DType::f16, 4);
+    fresh.run();
+    EXPECT_EQ(results(prepared), results(fresh));
+  }
 }
 
 TEST(GraphExecutor, BindAndRunErrorsNameTheValueAndTheNode) {

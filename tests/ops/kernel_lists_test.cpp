@@ -16,6 +16,7 @@
 #include "ampkit/ops/attention.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/kernel_info.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -17,6 +17,7 @@
 #include "ampkit/device/cpu.hpp"
 #include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/kernel_info.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 #include "tools/ampkit/check/check_result.hpp"
 #include "tools/ampkit/check/check_tensor.hpp"
 

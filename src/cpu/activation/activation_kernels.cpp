@@ -1,6 +1,6 @@
 // The GELU kernel list (kernels layer): best first, reference last. Read by
 // src/ops/activation/activation_front_end.cpp and the tests.
-#include "ops/activation/activation_kernels.hpp"
+#include "cpu/activation/activation_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "ampkit/core/threading.hpp"
+#include "cpu/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "cpu/math/gelu_math.hpp"
-#include "ops/activation/activation_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

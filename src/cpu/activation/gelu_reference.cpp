@@ -4,9 +4,9 @@
 // with it.
 #include <cmath>
 
+#include "cpu/activation/activation_kernels.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "cpu/math/gelu_reference_math.hpp"
-#include "ops/activation/activation_kernels.hpp"
 
 namespace ampkit::cpu {
 void gelu_reference(const ops::GeluProblem& p) {

@@ -5,6 +5,13 @@
 #include <new>
 
 #include "ampkit/core/error.hpp"
+#include "cpu/activation/activation_kernels.hpp"
+#include "cpu/convert/convert_kernels.hpp"
+#include "cpu/elementwise/elementwise_kernels.hpp"
+#include "cpu/embedding/embedding_kernels.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
+#include "cpu/norm/norm_kernels.hpp"
+#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/backend.hpp"
 #include "ops/kernel_lists.hpp"
 

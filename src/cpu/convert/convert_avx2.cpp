@@ -1,7 +1,7 @@
 // AVX2 bulk conversion (core layer): F16C for f16, integer round-to-nearest-even for bf16.
 #include "core/element.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 #include "cpu/simd/simd_avx2.hpp"
-#include "ops/convert/convert_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

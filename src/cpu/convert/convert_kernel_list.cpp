@@ -2,7 +2,7 @@
 // kernel per ISA, best first, reference last. Read by src/ops/convert and the tests.
 #include <cstring>
 
-#include "ops/convert/convert_kernels.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "core/element.hpp"
-#include "ops/convert/convert_kernels.hpp"
+#include "cpu/convert/convert_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -1,6 +1,6 @@
 // The elementwise and row-sum kernel lists (kernels layer): best first, reference last.
 // Read by src/ops/elementwise/elementwise_front_end.cpp and the tests.
-#include "ops/elementwise/elementwise_kernels.hpp"
+#include "cpu/elementwise/elementwise_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -2,7 +2,7 @@
 // output. The last entry of elementwise_kernels() and sum_rows_kernels(); the tests compare the
 // kernels with them.
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/elementwise/elementwise_kernels.hpp"
+#include "cpu/elementwise/elementwise_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -7,7 +7,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/elementwise/elementwise_kernels.hpp"
+#include "cpu/elementwise/elementwise_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -17,7 +17,7 @@
 #include "core/checked_math.hpp"
 #include "core/workspace.hpp"
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/embedding/embedding_kernels.hpp"
+#include "cpu/embedding/embedding_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -1,6 +1,6 @@
 // The embedding kernel lists (kernels layer): best first, reference last. Read by
 // src/ops/embedding/embedding_front_end.cpp and the tests.
-#include "ops/embedding/embedding_kernels.hpp"
+#include "cpu/embedding/embedding_kernels.hpp"
 
 namespace ampkit::cpu {
 

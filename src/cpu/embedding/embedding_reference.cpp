@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/embedding/embedding_kernels.hpp"
+#include "cpu/embedding/embedding_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -33,10 +33,10 @@
 #include "ampkit/core/threading.hpp"
 #include "cpu/gemm/gemm_blocking.hpp"
 #include "cpu/gemm/gemm_epilogue.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

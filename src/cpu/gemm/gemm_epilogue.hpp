@@ -7,10 +7,10 @@
 
 #include <cstdint>
 
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/math/gelu_rows.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

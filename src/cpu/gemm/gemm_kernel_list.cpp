@@ -1,7 +1,7 @@
 // The GEMM kernel list (kernels layer): best first, the reference last, each entry with what it
 // needs from the machine and why it declines a problem. Declared in src/ops/gemm/gemm_kernels.hpp;
 // read by the front end (dispatch, gemm_kernel_statuses) and the tests (every entry).
-#include "ops/gemm/gemm_kernels.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {
@@ -46,6 +46,11 @@ const ops::GemmKernel& gemm_call(const ops::GemmProblem& problem, ops::GemmCount
 
 const ops::GemmKernel& gemm_call_on(std::span<const ops::GemmKernel> list, const ops::GemmProblem& problem,
                                     ops::GemmCounters& counters) {
+  if (ops::gemm_runs_one_entry(problem)) {  // a prepared GEMM runs these entries directly (ops::PreparedGemm)
+    const ops::GemmKernel& kernel = ops::select_kernel(list, problem);
+    kernel.run(problem, counters);
+    return kernel;
+  }
   const GemmArgs& args = problem.args;
   if (args.m == 0 || args.n == 0) {
     // D and aux are empty, and the other dimension may be any size a valid call allows (up to
@@ -54,22 +59,17 @@ const ops::GemmKernel& gemm_call_on(std::span<const ops::GemmKernel> list, const
     gemm_write_bias_grad_only(problem);
     return kernel;
   }
-  if (args.alpha == 0.0f && args.k > 0) {
-    // The BLAS rule: op(A) op(B) is not computed, D = epilogue(beta C) (the k = 0 problem);
-    // BGRADA / BGRADB are defined on the operand, so they still sum it.
-    GemmArgs no_product = args;
-    no_product.k = 0;
-    const bool operand_grad =
-        problem.bias_grad == ops::GemmBiasGrad::rows_of_a || problem.bias_grad == ops::GemmBiasGrad::cols_of_b;
-    if (operand_grad) no_product.epilogue.kind = Epilogue::DEFAULT;
-    const ops::GemmProblem empty = ops::make_gemm_problem(no_product);
-    const ops::GemmKernel& kernel = ops::select_kernel(list, empty);
-    kernel.run(empty, counters);
-    if (operand_grad) gemm_write_bias_grad_only(problem);
-    return kernel;
-  }
-  const ops::GemmKernel& kernel = ops::select_kernel(list, problem);
-  kernel.run(problem, counters);
+  // alpha = 0 with k >= 1, the BLAS rule: op(A) op(B) is not computed, D = epilogue(beta C) (the
+  // k = 0 problem); BGRADA / BGRADB are defined on the operand, so they still sum it.
+  GemmArgs no_product = args;
+  no_product.k = 0;
+  const bool operand_grad =
+      problem.bias_grad == ops::GemmBiasGrad::rows_of_a || problem.bias_grad == ops::GemmBiasGrad::cols_of_b;
+  if (operand_grad) no_product.epilogue.kind = Epilogue::DEFAULT;
+  const ops::GemmProblem empty = ops::make_gemm_problem(no_product);
+  const ops::GemmKernel& kernel = ops::select_kernel(list, empty);
+  kernel.run(empty, counters);
+  if (operand_grad) gemm_write_bias_grad_only(problem);
   return kernel;
 }
 

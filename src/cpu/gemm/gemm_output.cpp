@@ -14,6 +14,7 @@
 #include "ampkit/ops/gemm.hpp"
 #include "core/element.hpp"
 #include "core/workspace.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
 
 namespace ampkit::cpu {

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ampkit/core/dtype.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -8,11 +8,11 @@
 
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_output.hpp"
 #include "cpu/math/fp16_mode_math.hpp"
 #include "cpu/math/gelu_math.hpp"
 #include "cpu/math/gelu_reference_math.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

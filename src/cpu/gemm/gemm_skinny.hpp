@@ -27,6 +27,7 @@
 #include <omp.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -1,6 +1,7 @@
 // The skinny GEMM engine on AVX-512 (kernels layer): kernel-list entry "gemm_skinny_f32_avx512"
 // (gemm_front_end.cpp), taken when 1 <= min(m, n) <= 16. Reads the large operand in place with
 // on-the-fly widening (f32/bf16/f16, fp16 mode applied per vector), fp32 FMA (gemm_skinny.hpp).
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_skinny.hpp"
 #include "cpu/simd/simd_avx512.hpp"
 

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "cpu/gemm/gemm_driver.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/simd/simd_avx2.hpp"
 
 namespace ampkit::cpu {

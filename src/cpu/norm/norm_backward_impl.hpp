@@ -9,8 +9,8 @@
 
 #include "ampkit/core/threading.hpp"
 #include "core/element.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 #include "cpu/norm/norm_rows.hpp"
-#include "ops/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -2,6 +2,7 @@
 // norm_backward_impl.hpp instantiated with Avx2Ops. Entries of the norm kernel list
 // (norm_kernel_list.cpp).
 #include "cpu/norm/norm_backward_impl.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 #include "cpu/simd/simd_avx2.hpp"
 
 namespace ampkit::cpu {

@@ -3,6 +3,7 @@
 // outputs are rounded by vcvtneps2bf16 (core/simd_avx512.hpp; same bits as the integer path).
 // Entries of the norm kernel list (norm_kernel_list.cpp).
 #include "cpu/norm/norm_backward_impl.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 #include "cpu/simd/simd_avx512.hpp"
 
 namespace ampkit::cpu {

@@ -1,6 +1,7 @@
 // LayerNorm/RMSNorm forward for AVX2 (kernels layer): the templates of norm_forward_impl.hpp
 // instantiated with Avx2Ops. Entries of the norm kernel list (norm_kernel_list.cpp).
 #include "cpu/norm/norm_forward_impl.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 #include "cpu/simd/simd_avx2.hpp"
 
 namespace ampkit::cpu {

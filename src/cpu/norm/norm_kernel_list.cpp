@@ -1,6 +1,6 @@
 // The LayerNorm/RMSNorm kernel lists (kernels layer): one per operation, best first, reference
 // last, each entry with what it needs from the machine. Read by src/ops/norm and the tests.
-#include "ops/norm/norm_kernels.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

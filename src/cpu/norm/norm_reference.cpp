@@ -7,7 +7,7 @@
 
 #include "ampkit/core/float16.hpp"
 #include "core/element.hpp"
-#include "ops/norm/norm_kernels.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "core/workspace.hpp"
-#include "ops/norm/norm_kernels.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

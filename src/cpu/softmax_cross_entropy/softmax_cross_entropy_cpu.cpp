@@ -11,7 +11,7 @@
 #include "ampkit/core/threading.hpp"
 #include "cpu/elementwise/element_io.hpp"
 #include "cpu/math/gelu_math.hpp"
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
+#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -1,6 +1,6 @@
 // The softmax cross-entropy kernel lists (kernels layer): best first, reference last. Read by
 // src/ops/softmax_cross_entropy/softmax_cross_entropy_front_end.cpp and the tests.
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
+#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit::cpu {
 

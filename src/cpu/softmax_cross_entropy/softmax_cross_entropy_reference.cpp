@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
+#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

@@ -5,6 +5,7 @@
 #include "ampkit/ops/attention.hpp"
 #include "ampkit/graph/builder.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit::graph {
 
@@ -108,18 +109,29 @@ AttentionBackwardArgs backward_args(const BoundNode& b) {
 }
 
 std::string descriptor_forward(const BoundNode& b) { return attention_descriptor_check(forward_args(b)); }
-void run_forward(const BoundNode& b, NodeRecord&) { attention_forward(forward_args(b)); }
+void prepare_forward(BoundNode& b) { set_plan(b, ops::prepare_attention_forward(forward_args(b))); }
+void run_forward(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedAttentionForward>(b)); }
 std::string descriptor_backward(const BoundNode& b) { return attention_descriptor_check(backward_args(b)); }
-void run_backward(const BoundNode& b, NodeRecord&) { attention_backward(backward_args(b)); }
+void prepare_backward(BoundNode& b) { set_plan(b, ops::prepare_attention_backward(backward_args(b))); }
+void run_backward(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedAttentionBackward>(b)); }
 
 void attrs(const Attributes& a, std::ostream& o) { o << " heads=" << a.heads; }
 
 }  // namespace
 
-const OpDef kAttentionOp{OpKind::Attention, "Attention",        1,           2,    check_forward, differentiate,
-                         bind_forward,      descriptor_forward, run_forward, attrs};
-const OpDef kAttentionBackwardOp{
-    OpKind::AttentionBackward, "AttentionBackward", 4,    1, check_backward, nullptr, bind_backward,
-    descriptor_backward,       run_backward,        attrs};
+const OpDef kAttentionOp{
+    OpKind::Attention,  "Attention",     1,           2,    check_forward, differentiate, bind_forward,
+    descriptor_forward, prepare_forward, run_forward, attrs};
+const OpDef kAttentionBackwardOp{OpKind::AttentionBackward,
+                                 "AttentionBackward",
+                                 4,
+                                 1,
+                                 check_backward,
+                                 nullptr,
+                                 bind_backward,
+                                 descriptor_backward,
+                                 prepare_backward,
+                                 run_backward,
+                                 attrs};
 
 }  // namespace ampkit::graph

@@ -1,9 +1,12 @@
 // A node bound for running (graph layer, internal): the operand views each op definition's bind
 // builds once from the values' memory (when the executor is built, or after a value is rebound),
-// and that its run hands to the public ops at every step. Used by executor.cpp and the op
+// and the plan its prepare makes of them once (the ops' prepared calls: problem validated, kernel
+// entry selected), which its run runs at every step. Used by executor.cpp and the op
 // definitions (src/graph/ops/).
 #pragma once
 
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "ampkit/core/tensor.hpp"
@@ -14,11 +17,25 @@ namespace ampkit::graph {
 
 struct OpDef;
 
+/// What an op's prepare made of a bound node once: the ops' prepared calls (the problem validated,
+/// the kernel entry selected; src/ops/prepared_ops.hpp), in a type the op's file defines
+/// (NodePlanOf<T>). One allocation per node and bind, none per run.
+struct NodePlan {
+  virtual ~NodePlan() = default;
+};
+
+template <class T>
+struct NodePlanOf final : NodePlan {
+  explicit NodePlanOf(T v) : value(std::move(v)) {}
+  T value;
+};
+
 struct BoundNode {
   const OpDef* def = nullptr;
   Attributes attrs;
-  std::vector<TensorView> views;  // in the order the op's bind pushed them
-  const void* scalar = nullptr;   // an f32 scalar operand read on the host at each run
+  std::vector<TensorView> views;   // in the order the op's bind pushed them
+  const void* scalar = nullptr;    // an f32 scalar operand read on the host at each run
+  std::unique_ptr<NodePlan> plan;  // the op's prepare, made at the node's first run after a bind
   Device device = Device::cpu;
   int device_index = 0;
   ValueId unbound = kNoValue;  // an external input with no memory yet (the node cannot run)
@@ -26,6 +43,16 @@ struct BoundNode {
 
 /// The f32 scalar b.scalar, read on the host (copied back from the GPU: the call waits).
 float read_bound_scalar(const BoundNode& b);
+
+/// b.plan as the T an op's prepare stored with set_plan (the op's own type: no check).
+template <class T>
+T& plan_of(const BoundNode& b) {
+  return static_cast<NodePlanOf<T>*>(b.plan.get())->value;
+}
+template <class T>
+void set_plan(BoundNode& b, T value) {
+  b.plan = std::make_unique<NodePlanOf<T>>(std::move(value));
+}
 
 /// Views of one node's operands, on the executor's device (what an op's bind builds from).
 class NodeOperands {

@@ -7,6 +7,7 @@
 #include "ampkit/ops/activation.hpp"
 #include "ampkit/ops/convert.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit::graph {
 
@@ -93,12 +94,18 @@ std::string descriptor_gelu_backward(const BoundNode& b) {
 std::string descriptor_add(const BoundNode& b) { return add_descriptor_check(b.views[0], b.views[1], b.views[2]); }
 std::string descriptor_cast(const BoundNode& b) { return convert_descriptor_check(b.views[0], b.views[1]); }
 
-void run_gelu(const BoundNode& b, NodeRecord&) { gelu_forward(b.views[0], b.views[1], b.attrs.gelu_variant); }
-void run_gelu_backward(const BoundNode& b, NodeRecord&) {
-  gelu_backward(b.views[0], b.views[1], b.views[2], b.attrs.gelu_variant);
+void prepare_gelu(BoundNode& b) {
+  set_plan(b, ops::prepare_gelu_forward(b.views[0], b.views[1], b.attrs.gelu_variant));
 }
-void run_add(const BoundNode& b, NodeRecord&) { add(b.views[0], b.views[1], b.views[2]); }
-void run_cast(const BoundNode& b, NodeRecord&) { convert(b.views[0], b.views[1]); }
+void prepare_gelu_backward(BoundNode& b) {
+  set_plan(b, ops::prepare_gelu_backward(b.views[0], b.views[1], b.views[2], b.attrs.gelu_variant));
+}
+void prepare_add(BoundNode& b) { set_plan(b, ops::prepare_add(b.views[0], b.views[1], b.views[2])); }
+void prepare_cast(BoundNode& b) { set_plan(b, ops::prepare_convert(b.views[0], b.views[1])); }
+
+void run_gelu(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedGelu>(b)); }
+void run_add(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedElementwise>(b)); }
+void run_cast(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedConvert>(b)); }
 
 void attrs_gelu(const Attributes& a, std::ostream& o) { o << " variant=" << gelu_variant_text(a.gelu_variant); }
 
@@ -108,14 +115,14 @@ void emit_sum(GradientContext& d, const std::string& name, ValueId a, ValueId b,
   d.emit(OpKind::Add, name, {a, b}, {y});
 }
 
-const OpDef kGeluOp{OpKind::Gelu, "Gelu",          1,        1,         check_unary, differentiate_gelu,
-                    bind_unary,   descriptor_gelu, run_gelu, attrs_gelu};
-const OpDef kGeluBackwardOp{OpKind::GeluBackward, "GeluBackward", 2,           1,
-                            check_gelu_backward,  nullptr,        bind_binary, descriptor_gelu_backward,
-                            run_gelu_backward,    attrs_gelu};
-const OpDef kAddOp{OpKind::Add, "Add",          2,       1,      check_add, differentiate_add,
-                   bind_binary, descriptor_add, run_add, nullptr};
-const OpDef kCastOp{OpKind::Cast, "Cast",          1,        1,      check_unary, differentiate_cast,
-                    bind_unary,   descriptor_cast, run_cast, nullptr};
+const OpDef kGeluOp{OpKind::Gelu,    "Gelu",       1,        1,         check_unary, differentiate_gelu, bind_unary,
+                    descriptor_gelu, prepare_gelu, run_gelu, attrs_gelu};
+const OpDef kGeluBackwardOp{OpKind::GeluBackward,  "GeluBackward", 2,           1,
+                            check_gelu_backward,   nullptr,        bind_binary, descriptor_gelu_backward,
+                            prepare_gelu_backward, run_gelu,       attrs_gelu};
+const OpDef kAddOp{OpKind::Add, "Add",          2,           1,       check_add, differentiate_add,
+                   bind_binary, descriptor_add, prepare_add, run_add, nullptr};
+const OpDef kCastOp{OpKind::Cast,    "Cast",       1,        1,      check_unary, differentiate_cast, bind_unary,
+                    descriptor_cast, prepare_cast, run_cast, nullptr};
 
 }  // namespace ampkit::graph

@@ -4,6 +4,7 @@
 #include "ampkit/ops/embedding.hpp"
 #include "ampkit/graph/builder.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit::graph {
 
@@ -53,21 +54,34 @@ void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0)
 std::string descriptor_forward(const BoundNode& b) {
   return embedding_forward_descriptor_check(b.views[0], b.views[1], b.views[2]);
 }
-void run_forward(const BoundNode& b, NodeRecord&) { embedding_forward(b.views[0], b.views[1], b.views[2]); }
+void prepare_forward(BoundNode& b) { set_plan(b, ops::prepare_embedding_forward(b.views[0], b.views[1], b.views[2])); }
+void run_forward(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedEmbeddingForward>(b)); }
 
 // views: ids flat, dy [rows, D], dtable
 void bind_backward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_flat(0), o.in_2d(1), o.out(0)}; }
 std::string descriptor_backward(const BoundNode& b) {
   return embedding_backward_descriptor_check(b.views[0], b.views[1], b.views[2], false);
 }
-void run_backward(const BoundNode& b, NodeRecord&) { embedding_backward(b.views[0], b.views[1], b.views[2], false); }
+void prepare_backward(BoundNode& b) {
+  set_plan(b, ops::prepare_embedding_backward(b.views[0], b.views[1], b.views[2], false));
+}
+void run_backward(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedEmbeddingBackward>(b)); }
 
 }  // namespace
 
-const OpDef kEmbeddingOp{OpKind::Embedding, "Embedding",        2,           1,      check_forward, differentiate,
-                         bind_forward,      descriptor_forward, run_forward, nullptr};
-const OpDef kEmbeddingBackwardOp{
-    OpKind::EmbeddingBackward, "EmbeddingBackward", 2,      1, check_backward, nullptr, bind_backward,
-    descriptor_backward,       run_backward,        nullptr};
+const OpDef kEmbeddingOp{
+    OpKind::Embedding,  "Embedding",     2,           1,      check_forward, differentiate, bind_forward,
+    descriptor_forward, prepare_forward, run_forward, nullptr};
+const OpDef kEmbeddingBackwardOp{OpKind::EmbeddingBackward,
+                                 "EmbeddingBackward",
+                                 2,
+                                 1,
+                                 check_backward,
+                                 nullptr,
+                                 bind_backward,
+                                 descriptor_backward,
+                                 prepare_backward,
+                                 run_backward,
+                                 nullptr};
 
 }  // namespace ampkit::graph

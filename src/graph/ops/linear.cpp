@@ -1,13 +1,14 @@
 // The linear ops (graph layer): Linear (x [..., in], w [out, in], b? [out]) -> (y, aux?) with the
 // fused GELU epilogue, and LinearBackward (dy, x, w, below_aux?) -> (dx?, dw?, db?, below_db?)
 // with DGELU(_BGRAD) for the layer below — the builder's inference, the checks, the gradient
-// rule, the binding to the view-based Linear (ampkit/layers/linear.hpp) and the dump text. GEMM
-// nodes resolve their fp16 mode at each run, on the calling thread, inside the executor's
-// BackwardPassGuard for tagged nodes (DESIGN.md section 5).
+// rule, the binding to the view-based Linear (ampkit/layers/linear.hpp; prepared once per node,
+// layers/linear_prepared.hpp) and the dump text. GEMM nodes resolve their fp16 mode at each run, on the calling thread,
+// inside the executor's BackwardPassGuard for tagged nodes (DESIGN.md section 5).
 #include "ampkit/layers/linear.hpp"
 #include "ampkit/graph/builder.hpp"
 #include "ampkit/numerics/fp16_policy.hpp"
 #include "graph/ops/op_def.hpp"
+#include "layers/linear_prepared.hpp"
 
 namespace ampkit::graph {
 
@@ -100,11 +101,17 @@ LinearForwardArgs forward_args(const BoundNode& b) {
 
 std::string descriptor_forward(const BoundNode& b) { return linear_descriptor_check(forward_args(b)); }
 
-void run_forward(const BoundNode& b, NodeRecord& record) {
+// Prepared with the fp16 mode of the node's first run; a run with another mode prepares again.
+void prepare_forward(BoundNode& b) {
   LinearForwardArgs args = forward_args(b);
-  args.fp16_mode = resolve_mode({args.x.dtype, args.w.dtype}, record);
+  args.fp16_mode = gemm_fp16_mode_for({args.x.dtype, args.w.dtype});
+  set_plan(b, prepare_linear_forward(args));
+}
+
+void run_forward(const BoundNode& b, NodeRecord& record) {
+  const Fp16Mode mode = resolve_mode({b.views[0].dtype, b.views[1].dtype}, record);
   LinearReport report;
-  linear_forward(args, &report);
+  run_prepared(plan_of<PreparedLinearForward>(b), mode, report);
   add_gemm_reports(report, record);
 }
 
@@ -130,11 +137,16 @@ LinearBackwardArgs backward_args(const BoundNode& b) {
 
 std::string descriptor_backward(const BoundNode& b) { return linear_descriptor_check(backward_args(b)); }
 
-void run_backward(const BoundNode& b, NodeRecord& record) {
+void prepare_backward(BoundNode& b) {
   LinearBackwardArgs args = backward_args(b);
-  args.fp16_mode = resolve_mode({args.dy.dtype, args.x.dtype, args.w.dtype}, record);
+  args.fp16_mode = gemm_fp16_mode_for({args.dy.dtype, args.x.dtype, args.w.dtype});
+  set_plan(b, prepare_linear_backward(args));
+}
+
+void run_backward(const BoundNode& b, NodeRecord& record) {
+  const Fp16Mode mode = resolve_mode({b.views[0].dtype, b.views[1].dtype, b.views[2].dtype}, record);
   LinearReport report;
-  linear_backward(args, &report);
+  run_prepared(plan_of<PreparedLinearBackward>(b), mode, report);
   add_gemm_reports(report, record);
 }
 
@@ -148,10 +160,18 @@ void attrs_backward(const Attributes& a, std::ostream& o) {
 }  // namespace
 
 const OpDef kLinearOp{
-    OpKind::Linear, "Linear",     3, 2, check_forward, differentiate, bind_forward, descriptor_forward,
+    OpKind::Linear, "Linear",     3, 2, check_forward, differentiate, bind_forward, descriptor_forward, prepare_forward,
     run_forward,    attrs_forward};
-const OpDef kLinearBackwardOp{
-    OpKind::LinearBackward, "LinearBackward", 4, 4, check_backward, nullptr, bind_backward, descriptor_backward,
-    run_backward,           attrs_backward};
+const OpDef kLinearBackwardOp{OpKind::LinearBackward,
+                              "LinearBackward",
+                              4,
+                              4,
+                              check_backward,
+                              nullptr,
+                              bind_backward,
+                              descriptor_backward,
+                              prepare_backward,
+                              run_backward,
+                              attrs_backward};
 
 }  // namespace ampkit::graph

@@ -5,6 +5,7 @@
 #include "ampkit/graph/builder.hpp"
 #include "ampkit/ops/softmax_cross_entropy.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit::graph {
 
@@ -52,9 +53,10 @@ void bind_forward(BoundNode& b, const NodeOperands& o) { b.views = {o.in_2d(0), 
 std::string descriptor_forward(const BoundNode& b) {
   return softmax_cross_entropy_forward_descriptor_check(b.views[0], b.views[1], b.views[2], b.views[3]);
 }
-void run_forward(const BoundNode& b, NodeRecord&) {
-  softmax_cross_entropy_forward(b.views[0], b.views[1], b.views[2], b.views[3]);
+void prepare_forward(BoundNode& b) {
+  set_plan(b, ops::prepare_softmax_cross_entropy_forward(b.views[0], b.views[1], b.views[2], b.views[3]));
 }
+void run_forward(const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedSoftmaxCrossEntropy>(b)); }
 
 // views: logits [rows, classes], targets flat, lse, dlogits [rows, classes]; scalar: dloss
 void bind_backward(BoundNode& b, const NodeOperands& o) {
@@ -65,9 +67,13 @@ void bind_backward(BoundNode& b, const NodeOperands& o) {
 std::string descriptor_backward(const BoundNode& b) {
   return softmax_cross_entropy_backward_descriptor_check(b.views[0], b.views[1], b.views[2], 1.0f, b.views[3]);
 }
+// Prepared with dloss = 1 (validated like any); each run reads the seed and hands it over.
+void prepare_backward(BoundNode& b) {
+  set_plan(b, ops::prepare_softmax_cross_entropy_backward(b.views[0], b.views[1], b.views[2], 1.0f, b.views[3]));
+}
 void run_backward(const BoundNode& b, NodeRecord&) {
   const float dloss = read_bound_scalar(b);
-  softmax_cross_entropy_backward(b.views[0], b.views[1], b.views[2], dloss, b.views[3]);
+  ops::run_prepared(plan_of<ops::PreparedSoftmaxCrossEntropy>(b), dloss);
 }
 
 }  // namespace
@@ -80,6 +86,7 @@ const OpDef kSoftmaxCrossEntropyOp{OpKind::SoftmaxCrossEntropy,
                                    differentiate,
                                    bind_forward,
                                    descriptor_forward,
+                                   prepare_forward,
                                    run_forward,
                                    nullptr};
 const OpDef kSoftmaxCrossEntropyBackwardOp{OpKind::SoftmaxCrossEntropyBackward,
@@ -90,6 +97,7 @@ const OpDef kSoftmaxCrossEntropyBackwardOp{OpKind::SoftmaxCrossEntropyBackward,
                                            nullptr,
                                            bind_backward,
                                            descriptor_backward,
+                                           prepare_backward,
                                            run_backward,
                                            nullptr};
 

@@ -1,10 +1,12 @@
 // The normalization ops (graph layer): LayerNorm (x, gamma?, beta?) -> (y, mean, rstd), RMSNorm
 // (x, gamma?) -> (y, rstd) and their backward ops — the builder's inference, the checks, the
-// gradient rule, the binding to ampkit/ops/norm.hpp and the dump text. mean and rstd are f32
+// gradient rule, the binding to ampkit/ops/norm.hpp (prepared once per node, ops/prepared_ops.hpp)
+// and the dump text. mean and rstd are f32
 // [rows]; gamma / beta may be f32 beside a low-precision x.
 #include "ampkit/ops/norm.hpp"
 #include "ampkit/graph/builder.hpp"
 #include "graph/ops/op_def.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit::graph {
 
@@ -117,16 +119,18 @@ void attrs(const Attributes& a, std::ostream& o) { o << " eps=" << a.eps; }
 
 }  // namespace
 
-const OpDef kLayerNormOp{OpKind::LayerNorm,
-                         "LayerNorm",
-                         3,
-                         3,
-                         check_forward,
-                         [](GradientContext& d, const Node& n, int i) { differentiate(d, n, i, true); },
-                         [](BoundNode& b, const NodeOperands& o) { bind_forward(b, o, true); },
-                         [](const BoundNode& b) { return norm_descriptor_check(NormKind::layer, forward_args(b)); },
-                         [](const BoundNode& b, NodeRecord&) { layer_norm_forward(forward_args(b)); },
-                         attrs};
+const OpDef kLayerNormOp{
+    OpKind::LayerNorm,
+    "LayerNorm",
+    3,
+    3,
+    check_forward,
+    [](GradientContext& d, const Node& n, int i) { differentiate(d, n, i, true); },
+    [](BoundNode& b, const NodeOperands& o) { bind_forward(b, o, true); },
+    [](const BoundNode& b) { return norm_descriptor_check(NormKind::layer, forward_args(b)); },
+    [](BoundNode& b) { set_plan(b, ops::prepare_norm_forward(NormKind::layer, forward_args(b))); },
+    [](const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedNormForward>(b)); },
+    attrs};
 const OpDef kRMSNormOp{OpKind::RMSNorm,
                        "RMSNorm",
                        2,
@@ -135,7 +139,8 @@ const OpDef kRMSNormOp{OpKind::RMSNorm,
                        [](GradientContext& d, const Node& n, int i) { differentiate(d, n, i, false); },
                        [](BoundNode& b, const NodeOperands& o) { bind_forward(b, o, false); },
                        [](const BoundNode& b) { return norm_descriptor_check(NormKind::rms, forward_args(b)); },
-                       [](const BoundNode& b, NodeRecord&) { rms_norm_forward(forward_args(b)); },
+                       [](BoundNode& b) { set_plan(b, ops::prepare_norm_forward(NormKind::rms, forward_args(b))); },
+                       [](const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedNormForward>(b)); },
                        attrs};
 const OpDef kLayerNormBackwardOp{
     OpKind::LayerNormBackward,
@@ -146,7 +151,8 @@ const OpDef kLayerNormBackwardOp{
     nullptr,
     [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, true); },
     [](const BoundNode& b) { return norm_descriptor_check(NormKind::layer, backward_args(b)); },
-    [](const BoundNode& b, NodeRecord&) { layer_norm_backward(backward_args(b)); },
+    [](BoundNode& b) { set_plan(b, ops::prepare_norm_backward(NormKind::layer, backward_args(b))); },
+    [](const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedNormBackward>(b)); },
     nullptr};
 const OpDef kRMSNormBackwardOp{
     OpKind::RMSNormBackward,
@@ -157,7 +163,8 @@ const OpDef kRMSNormBackwardOp{
     nullptr,
     [](BoundNode& b, const NodeOperands& o) { bind_backward(b, o, false); },
     [](const BoundNode& b) { return norm_descriptor_check(NormKind::rms, backward_args(b)); },
-    [](const BoundNode& b, NodeRecord&) { rms_norm_backward(backward_args(b)); },
+    [](BoundNode& b) { set_plan(b, ops::prepare_norm_backward(NormKind::rms, backward_args(b))); },
+    [](const BoundNode& b, NodeRecord&) { ops::run_prepared(plan_of<ops::PreparedNormBackward>(b)); },
     nullptr};
 
 }  // namespace ampkit::graph

@@ -1,5 +1,5 @@
 // The graph's op table (graph layer, internal): one OpDef per OpKind — its slots, its check,
-// its gradient rule, its kernel binding and run, its dump text — defined in one file per op
+// its gradient rule, its kernel binding, preparation and run, its dump text — defined in one file per op
 // family (src/graph/ops/<family>.cpp) and listed once in op_table.cpp. The generic files (ir,
 // verify, autodiff, executor, dump) reach ops only through op_def().
 #pragma once
@@ -35,7 +35,13 @@ struct OpDef {
   /// with null data: "" or the message the run would throw for these shapes, dtypes and
   /// attributes. Called by the verifier only (build time), never per run; nullptr: no op call.
   std::string (*descriptor)(const BoundNode& b);
-  /// Runs the bound node through the public ops API (the front end chooses the kernel).
+  /// Prepares the bound node's op calls once (b.plan: src/ops/prepared_ops.hpp), from the views
+  /// `bind` built with the values' memory: validation (its errors are the call's) and the kernel
+  /// selection. Called by the executor at the node's first run after a bind, inside the node's
+  /// BackwardPassGuard; nullptr: nothing to prepare (Yield).
+  void (*prepare)(BoundNode& b);
+  /// Runs the prepared node: only what must happen per call (the fp16 mode of a GEMM node, the
+  /// checks of ids and targets, a host scalar, the counters) and the kernels.
   void (*run)(const BoundNode& b, NodeRecord& record);
   /// The attributes the op reads, as " key=value" pairs (nullptr: none).
   void (*attr_text)(const Attributes& a, std::ostream& o);

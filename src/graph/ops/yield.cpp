@@ -17,7 +17,7 @@ void run(const BoundNode&, NodeRecord&) {}
 
 }  // namespace
 
-const OpDef kYieldOp{OpKind::Yield, "Yield", -1, 0, check, nullptr, bind, nullptr, run, nullptr};
+const OpDef kYieldOp{OpKind::Yield, "Yield", -1, 0, check, nullptr, bind, nullptr, nullptr, run, nullptr};
 
 int Graph::yield_index() const {
   for (std::size_t i = 0; i < nodes.size(); ++i)

@@ -1,6 +1,7 @@
 // Front end of gelu_forward and gelu_backward (ops layer): validates every argument
-// (include/ampkit/ops/activation.hpp) while decoding the call into a GeluProblem, and runs the
-// first entry of gelu_kernels() that takes it; the *_check and *_kernel_name queries decode the
+// (include/ampkit/ops/activation.hpp) while decoding the call into a GeluProblem (a prepared call,
+// ops::PreparedGelu, which the graph keeps per node), and runs the first entry of the device's
+// list that takes it; the *_check and *_kernel_name queries decode the
 // same way. Nothing is written on a rejected call.
 #include "ampkit/ops/activation.hpp"
 
@@ -10,6 +11,7 @@
 #include "ops/check_message.hpp"
 #include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -21,11 +23,6 @@ void check_variant(const char* fn, GeluVariant variant) {
 
 // The list for the call's device: the CPU one, or the CUDA one (docs/CUDA.md).
 std::span<const ops::GeluEntry> kernels(const ops::GeluProblem& p) { return ops::backend(p.device).kernels().gelu; }
-
-void run(const ops::GeluProblem& p) {
-  if (p.rows == 0 || p.n == 0) return;
-  ops::select_kernel(kernels(p), p).run(p);
-}
 
 ops::GeluProblem forward_problem(const TensorView& x, const TensorView& y, GeluVariant variant,
                                  ops::Stage stage = ops::Stage::call) {
@@ -89,12 +86,34 @@ ops::GeluProblem backward_problem(const TensorView& x, const TensorView& dy, con
 
 }  // namespace
 
+namespace ops {
+
+PreparedGelu prepare_gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant) {
+  const GeluProblem p = forward_problem(x, y, variant);
+  return PreparedGelu("gelu_forward", kernels(p), p);
+}
+
+PreparedGelu prepare_gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                   GeluVariant variant) {
+  const GeluProblem p = backward_problem(x, dy, dx, variant);
+  return PreparedGelu("gelu_backward", kernels(p), p);
+}
+
+void run_prepared(PreparedGelu& call) {
+  if (call.problem().rows == 0 || call.problem().n == 0) return;
+  call.entry().run(call.problem());
+}
+
+}  // namespace ops
+
 void gelu_forward(const TensorView& x, const TensorView& y, GeluVariant variant) {
-  run(forward_problem(x, y, variant));
+  ops::PreparedGelu call = ops::prepare_gelu_forward(x, y, variant);
+  ops::run_prepared(call);
 }
 
 void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx, GeluVariant variant) {
-  run(backward_problem(x, dy, dx, variant));
+  ops::PreparedGelu call = ops::prepare_gelu_backward(x, dy, dx, variant);
+  ops::run_prepared(call);
 }
 
 std::string gelu_forward_check(const TensorView& x, const TensorView& y, GeluVariant variant) noexcept {

@@ -1,6 +1,6 @@
-// The GELU kernel list (kernels layer, internal): the validated problem the activation front end
-// (src/ops/activation/) hands to a kernel, the kernels, and one list, best first, reference last.
-// Read by the front end and tests/cpu/activation/.
+// The GELU problem (ops layer, internal): the validated problem the activation front end
+// (src/ops/activation/) hands to a kernel, and the entry type of its kernel lists (each backend's:
+// the CPU's in src/cpu/activation/activation_kernels.hpp, CUDA's in src/cuda/activation/).
 #pragma once
 
 #include <cstdint>
@@ -37,15 +37,3 @@ using GeluFn = void (*)(const GeluProblem&);
 using GeluEntry = ops::KernelEntry<GeluProblem, GeluFn>;
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cpu {
-
-/// fp32 math of the GEMM epilogue (cpu/math/gelu_math.hpp), OpenMP over tiles of rows.
-void gelu_cpu(const ops::GeluProblem& p);
-/// Double math (std::tanh, std::erf), one rounding per output.
-void gelu_reference(const ops::GeluProblem& p);
-
-/// Best first, reference last.
-std::span<const ops::GeluEntry> gelu_kernels();
-
-}  // namespace ampkit::cpu

@@ -1,5 +1,6 @@
 // Front end of attention_forward / attention_backward (ops layer): validates and decodes the call
-// (attention_validate.cpp), then runs the first entry of the direction's kernel list that takes
+// (attention_validate.cpp) into a prepared call (ops::PreparedAttention*, which the graph keeps
+// per node), then runs the first entry of the direction's kernel list that takes
 // the problem. Nothing is written on a rejected call; an empty problem (batch or seq 0, or no
 // gradient requested) runs no kernel. Also the check, kernel name and statuses queries.
 #include "ampkit/ops/attention.hpp"
@@ -8,6 +9,7 @@
 #include "ops/backend.hpp"
 #include "ops/check_message.hpp"
 #include "ops/kernel_lists.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -23,17 +25,41 @@ std::span<const ops::AttentionBackwardEntry> backward_kernels(const ops::Attenti
 
 }  // namespace
 
-void attention_forward(const AttentionForwardArgs& args) {
-  const ops::AttentionForwardProblem p = ops::validate_attention_forward(args);
+namespace ops {
+
+PreparedAttentionForward prepare_attention_forward(const AttentionForwardArgs& args) {
+  const AttentionForwardProblem p = validate_attention_forward(args);
+  return PreparedAttentionForward("attention_forward", forward_kernels(p), p);
+}
+
+PreparedAttentionBackward prepare_attention_backward(const AttentionBackwardArgs& args) {
+  const AttentionBackwardProblem p = validate_attention_backward(args);
+  return PreparedAttentionBackward("attention_backward", backward_kernels(p), p);
+}
+
+void run_prepared(PreparedAttentionForward& call) {
+  const AttentionForwardProblem& p = call.problem();
   if (p.batch == 0 || p.seq == 0) return;
-  ops::select_kernel(forward_kernels(p), p).run(p);
+  call.entry().run(p);
+}
+
+void run_prepared(PreparedAttentionBackward& call) {
+  const AttentionBackwardProblem& p = call.problem();
+  if (p.batch == 0 || p.seq == 0) return;
+  if (p.dq.data == nullptr && p.dk.data == nullptr && p.dv.data == nullptr) return;
+  call.entry().run(p);
+}
+
+}  // namespace ops
+
+void attention_forward(const AttentionForwardArgs& args) {
+  ops::PreparedAttentionForward call = ops::prepare_attention_forward(args);
+  ops::run_prepared(call);
 }
 
 void attention_backward(const AttentionBackwardArgs& args) {
-  const ops::AttentionBackwardProblem p = ops::validate_attention_backward(args);
-  if (p.batch == 0 || p.seq == 0) return;
-  if (p.dq.data == nullptr && p.dk.data == nullptr && p.dv.data == nullptr) return;
-  ops::select_kernel(backward_kernels(p), p).run(p);
+  ops::PreparedAttentionBackward call = ops::prepare_attention_backward(args);
+  ops::run_prepared(call);
 }
 
 std::string attention_check(const AttentionForwardArgs& args) noexcept {

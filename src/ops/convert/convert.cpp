@@ -16,6 +16,7 @@
 #include "ops/kernel_lists.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/operand_checks.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -72,8 +73,8 @@ std::span<const ops::ConvertEntry> kernels(const ops::ConvertProblem& p) {
 }
 
 void run(const ops::ConvertProblem& p) {
-  if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
-  ops::select_kernel(kernels(p), p).run(p);
+  ops::PreparedConvert call(kFn, kernels(p), p);
+  ops::run_prepared(call);
 }
 
 }  // namespace
@@ -82,7 +83,25 @@ void convert(const void* src, DType src_type, void* dst, DType dst_type, std::in
   run(validate(src, src_type, dst, dst_type, n));
 }
 
-void convert(const TensorView& src, const TensorView& dst) { run(validate(src, dst)); }
+namespace ops {
+
+PreparedConvert prepare_convert(const TensorView& src, const TensorView& dst) {
+  const ConvertProblem p = validate(src, dst);
+  return PreparedConvert(kFn, kernels(p), p);
+}
+
+void run_prepared(PreparedConvert& call) {
+  const ConvertProblem& p = call.problem();
+  if (p.n == 0 || p.src == p.dst) return;  // nothing to convert, or in place with one dtype
+  call.entry().run(p);
+}
+
+}  // namespace ops
+
+void convert(const TensorView& src, const TensorView& dst) {
+  ops::PreparedConvert call = ops::prepare_convert(src, dst);
+  ops::run_prepared(call);
+}
 
 std::string convert_check(const TensorView& src, const TensorView& dst) noexcept {
   return ops::check_message(kFn, [&] { validate(src, dst); });

@@ -1,6 +1,6 @@
-// The bulk-conversion kernels (kernels layer, internal): the validated problem, one kernel per
-// ISA and the kernel list, best first, reference last. Read by src/ops/convert (dispatch,
-// kernel_name, kernel_statuses) and by the tests (every entry vs the reference).
+// The bulk-conversion problem (ops layer, internal): the validated problem src/ops/convert hands to
+// a kernel and the entry type of its kernel lists (the CPU's in src/cpu/convert/convert_kernels.hpp,
+// CUDA's in src/cuda/convert/). Read by the front end, the backends and the tests.
 #pragma once
 
 #include <cstdint>
@@ -30,17 +30,3 @@ using ConvertFn = void (*)(const ConvertProblem& p);
 using ConvertEntry = ops::KernelEntry<ConvertProblem, ConvertFn>;
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cpu {
-
-void convert_copy(const void* src, DType from, void* dst, DType to, std::int64_t n);
-void convert_ref(const void* src, DType from, void* dst, DType to, std::int64_t n);
-void convert_avx2(const void* src, DType from, void* dst, DType to, std::int64_t n);
-void convert_avx512(const void* src, DType from, void* dst, DType to, std::int64_t n);
-void convert_avx512bf16(const void* src, DType from, void* dst, DType to, std::int64_t n);
-
-/// The conversion kernels, best first, the reference last (convert_kernel_list.cpp). The first
-/// entry, convert_copy, takes only equal dtypes (a byte copy).
-std::span<const ops::ConvertEntry> convert_kernels();
-
-}  // namespace ampkit::cpu

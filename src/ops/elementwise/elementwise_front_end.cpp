@@ -10,6 +10,7 @@
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -21,9 +22,10 @@ std::span<const ops::ElementwiseEntry> kernels(const ops::ElementwiseProblem& p)
   return ops::backend(p.device).kernels().elementwise;
 }
 
+// Every elementwise call is one prepared call run once (the graph's Add keeps its own).
 void run(const ops::ElementwiseProblem& p) {
-  if (p.rows == 0 || p.n == 0) return;
-  ops::select_kernel(kernels(p), p).run(p);
+  ops::PreparedElementwise call("elementwise", kernels(p), p);
+  ops::run_prepared(call);
 }
 
 // out = a + b for same-shape a, b, out (out may be exactly a or b).
@@ -136,8 +138,23 @@ const char* kernel_name(const ops::ElementwiseProblem& p) { return ops::select_k
 
 }  // namespace
 
+namespace ops {
+
+PreparedElementwise prepare_add(const TensorView& a, const TensorView& b, const TensorView& out) {
+  const ElementwiseProblem p = add_problem("add", "a", a, "b", b, "out", out);
+  return PreparedElementwise("add", kernels(p), p);
+}
+
+void run_prepared(PreparedElementwise& call) {
+  if (call.problem().rows == 0 || call.problem().n == 0) return;
+  call.entry().run(call.problem());
+}
+
+}  // namespace ops
+
 void add(const TensorView& a, const TensorView& b, const TensorView& out) {
-  run(add_problem("add", "a", a, "b", b, "out", out));
+  ops::PreparedElementwise call = ops::prepare_add(a, b, out);
+  ops::run_prepared(call);
 }
 
 void add_accumulate(const TensorView& x, const TensorView& acc) {

@@ -1,6 +1,6 @@
-// The elementwise and row-sum kernel lists (kernels layer, internal): the validated problems the
-// front end (src/ops/elementwise/) hands to a kernel, the kernels, and one list per problem, best
-// first, reference last. Read by the front end and tests/cpu/elementwise/.
+// The elementwise and row-sum problems (ops layer, internal): the validated problems the front end
+// (src/ops/elementwise/) hands to a kernel, and the entry types of their kernel lists (the CPU's in
+// src/cpu/elementwise/elementwise_kernels.hpp, CUDA's in src/cuda/elementwise/).
 #pragma once
 
 #include <cstdint>
@@ -52,24 +52,3 @@ using ElementwiseEntry = ops::KernelEntry<ElementwiseProblem, ElementwiseFn>;
 using SumRowsEntry = ops::KernelEntry<SumRowsProblem, SumRowsFn>;
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cpu {
-
-/// Rows per block of sum_rows: fp32 partial sums of kSumRowsBlock consecutive rows, added to the
-/// column totals in block order. Fixed, so the result never depends on the thread count.
-inline constexpr std::int64_t kSumRowsBlock = 32;
-
-/// fp32 math, OpenMP over tiles of rows.
-void elementwise_cpu(const ops::ElementwiseProblem& p);
-/// Double math, one rounding per output.
-void elementwise_reference(const ops::ElementwiseProblem& p);
-/// fp32 blocks of kSumRowsBlock rows, OpenMP over column chunks.
-void sum_rows_cpu(const ops::SumRowsProblem& p);
-/// Double sums over all rows (plus the old value when accumulating), one rounding.
-void sum_rows_reference(const ops::SumRowsProblem& p);
-
-/// Best first, reference last.
-std::span<const ops::ElementwiseEntry> elementwise_kernels();
-std::span<const ops::SumRowsEntry> sum_rows_kernels();
-
-}  // namespace ampkit::cpu

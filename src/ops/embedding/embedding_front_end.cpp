@@ -16,6 +16,7 @@
 #include "ops/embedding/embedding_kernels.hpp"
 #include "ops/kernel_lists.hpp"
 #include "ops/operand_checks.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -56,16 +57,15 @@ ops::RowsOperand check_matrix(const char* fn, const char* name, const TensorView
 
 // The ids as host memory for the range check: themselves on the cpu; on a GPU a copy (the
 // calling thread's stream, waited for), so a bad id is an Error before anything is enqueued.
-const std::int32_t* host_ids(const char* fn, const ops::RowsOperand& ids, const ops::OnDevice& dev) {
-  const auto* id = static_cast<const std::int32_t*>(ids.data);
-  if (dev.device != Device::cuda || ids.n == 0) return id;
+const std::int32_t* host_ids(const char* fn, const std::int32_t* id, std::int64_t tokens, Device device, int index) {
+  if (device != Device::cuda || tokens == 0) return id;
   thread_local std::vector<std::int32_t> copy;
   try {
-    copy.resize(static_cast<std::size_t>(ids.n));
+    copy.resize(static_cast<std::size_t>(tokens));
   } catch (const std::bad_alloc&) {
-    fail_with(ErrorKind::out_of_memory, fn, "could not allocate a host copy of ", ids.n, " ids");
+    fail_with(ErrorKind::out_of_memory, fn, "could not allocate a host copy of ", tokens, " ids");
   }
-  cuda_copy_to_host(copy.data(), id, static_cast<std::size_t>(ids.n) * sizeof(std::int32_t), dev.index);
+  cuda_copy_to_host(copy.data(), id, static_cast<std::size_t>(tokens) * sizeof(std::int32_t), index);
   return copy.data();
 }
 
@@ -75,14 +75,18 @@ void check_shape_2d(const char* fn, const char* name, const TensorView& view, st
     fail(fn, name, " must have shape ", what, " = [", rows, ", ", cols, "], but got ", view.shape_string());
 }
 
-// Every id in [0, vocab); reads the ids only.
-void check_ids_in_range(const char* fn, const std::int32_t* ids, std::int64_t tokens, std::int64_t vocab) {
-  for (std::int64_t t = 0; t < tokens; ++t)
-    if (ids[t] < 0 || ids[t] >= vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", vocab, ")");
+// Every id of a problem in [0, vocab); reads the ids only (stage 2, and every run of a prepared
+// call: their contents change between runs).
+template <class Problem>
+void check_ids_in_range(const char* fn, const Problem& p) {
+  const std::int32_t* ids = host_ids(fn, p.ids, p.tokens, p.device, p.device_index);
+  for (std::int64_t t = 0; t < p.tokens; ++t)
+    if (ids[t] < 0 || ids[t] >= p.vocab) fail(fn, "ids[", t, "] = ", ids[t], " is out of range [0, ", p.vocab, ")");
 }
 
+// check_values: false for a prepared call, whose runs check the ids.
 ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const TensorView& table, const TensorView& out,
-                                             ops::Stage stage = ops::Stage::call) {
+                                             ops::Stage stage = ops::Stage::call, bool check_values = true) {
   const char* fn = "embedding_forward";
   const ops::OnDevice dev = ops::call_device(fn, "table", table);
   const ops::RowsOperand rids = check_ids(fn, ids, dev, stage);
@@ -93,8 +97,6 @@ ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
   ops::check_disjoint(fn, "out", rout, "ids", rids, stage);
   ops::check_disjoint(fn, "out", rout, "table", rtable, stage);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  if (stage == ops::Stage::call)
-    check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);  // reads the ids: stage 2
   ops::EmbeddingForwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -108,11 +110,13 @@ ops::EmbeddingForwardProblem forward_problem(const TensorView& ids, const Tensor
   p.out = rout.data;
   p.out_dtype = rout.dtype;
   p.out_row_stride = rout.row_stride;
+  if (stage == ops::Stage::call && check_values) check_ids_in_range(fn, p);  // reads the ids: stage 2
   return p;
 }
 
 ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const TensorView& dout, const TensorView& dtable,
-                                               bool accumulate, ops::Stage stage = ops::Stage::call) {
+                                               bool accumulate, ops::Stage stage = ops::Stage::call,
+                                               bool check_values = true) {
   const char* fn = "embedding_backward";
   const ops::OnDevice dev = ops::call_device(fn, "dtable", dtable);
   const ops::RowsOperand rids = check_ids(fn, ids, dev, stage);
@@ -123,8 +127,6 @@ ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
   ops::check_disjoint(fn, "dtable", rdtable, "ids", rids, stage);
   ops::check_disjoint(fn, "dtable", rdtable, "dout", rdout, stage);
   const auto* id = static_cast<const std::int32_t*>(rids.data);
-  if (stage == ops::Stage::call)
-    check_ids_in_range(fn, host_ids(fn, rids, dev), tokens, vocab);  // reads the ids: stage 2
   ops::EmbeddingBackwardProblem p;
   p.device = dev.device;
   p.device_index = dev.index;
@@ -139,6 +141,7 @@ ops::EmbeddingBackwardProblem backward_problem(const TensorView& ids, const Tens
   p.dtable_dtype = rdtable.dtype;
   p.dtable_row_stride = rdtable.row_stride;
   p.accumulate = accumulate;
+  if (stage == ops::Stage::call && check_values) check_ids_in_range(fn, p);  // reads the ids: stage 2
   return p;
 }
 
@@ -152,16 +155,44 @@ std::span<const ops::EmbeddingBackwardEntry> backward_kernels(const ops::Embeddi
 
 }  // namespace
 
-void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
-  const ops::EmbeddingForwardProblem p = forward_problem(ids, table, out);
+namespace ops {
+
+PreparedEmbeddingForward prepare_embedding_forward(const TensorView& ids, const TensorView& table,
+                                                   const TensorView& out) {
+  const EmbeddingForwardProblem p = forward_problem(ids, table, out, Stage::call, false);
+  return PreparedEmbeddingForward("embedding_forward", forward_kernels(p), p);
+}
+
+PreparedEmbeddingBackward prepare_embedding_backward(const TensorView& ids, const TensorView& dout,
+                                                     const TensorView& dtable, bool accumulate) {
+  const EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate, Stage::call, false);
+  return PreparedEmbeddingBackward("embedding_backward", backward_kernels(p), p);
+}
+
+void run_prepared(PreparedEmbeddingForward& call) {
+  const EmbeddingForwardProblem& p = call.problem();
+  check_ids_in_range("embedding_forward", p);
   if (p.tokens == 0 || p.dim == 0) return;
-  ops::select_kernel(forward_kernels(p), p).run(p);
+  call.entry().run(p);
+}
+
+void run_prepared(PreparedEmbeddingBackward& call) {
+  const EmbeddingBackwardProblem& p = call.problem();
+  check_ids_in_range("embedding_backward", p);
+  if (p.vocab == 0 || p.dim == 0) return;  // tokens == 0 too (no id is in range)
+  call.entry().run(p);
+}
+
+}  // namespace ops
+
+void embedding_forward(const TensorView& ids, const TensorView& table, const TensorView& out) {
+  ops::PreparedEmbeddingForward call = ops::prepare_embedding_forward(ids, table, out);
+  ops::run_prepared(call);
 }
 
 void embedding_backward(const TensorView& ids, const TensorView& dout, const TensorView& dtable, bool accumulate) {
-  const ops::EmbeddingBackwardProblem p = backward_problem(ids, dout, dtable, accumulate);
-  if (p.vocab == 0 || p.dim == 0) return;  // tokens == 0 too (no id is in range)
-  ops::select_kernel(backward_kernels(p), p).run(p);
+  ops::PreparedEmbeddingBackward call = ops::prepare_embedding_backward(ids, dout, dtable, accumulate);
+  ops::run_prepared(call);
 }
 
 std::string embedding_forward_check(const TensorView& ids, const TensorView& table, const TensorView& out) noexcept {

@@ -1,6 +1,6 @@
-// The embedding kernel lists (kernels layer, internal): the validated problems the embedding front
-// end (src/ops/embedding/) hands to a kernel, the kernels, and one list per direction, best first,
-// reference last. Read by the front end and tests/ops/embedding/.
+// The embedding problems (ops layer, internal): the validated problems the embedding front end
+// (src/ops/embedding/) hands to a kernel, and the entry types of their kernel lists (the CPU's in
+// src/cpu/embedding/embedding_kernels.hpp, CUDA's in src/cuda/embedding/).
 #pragma once
 
 #include <cstdint>
@@ -57,27 +57,3 @@ using EmbeddingForwardEntry = ops::KernelEntry<EmbeddingForwardProblem, Embeddin
 using EmbeddingBackwardEntry = ops::KernelEntry<EmbeddingBackwardProblem, EmbeddingBackwardFn>;
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cpu {
-
-/// Columns per tile of the backward: a tile is one hit vocabulary row and up to
-/// kEmbeddingColumns consecutive columns, summed in fp32 over its tokens in token order.
-/// The split never depends on the thread count.
-inline constexpr std::int64_t kEmbeddingColumns = 64;
-
-/// OpenMP over tokens; a row copy (memcpy when the dtypes match), each element rounded once.
-void embedding_forward_cpu(const ops::EmbeddingForwardProblem& p);
-/// A stable counting sort of the tokens by id (per-thread scratch on the calling thread, grown
-/// only when a call needs more; ErrorKind::out_of_memory before anything is written when it
-/// cannot grow), then OpenMP over tiles of (hit row, kEmbeddingColumns columns): fp32 sums in
-/// token order. No atomics; the bits never depend on the thread count.
-void embedding_backward_cpu(const ops::EmbeddingBackwardProblem& p);
-/// Double math, one rounding per output.
-void embedding_forward_reference(const ops::EmbeddingForwardProblem& p);
-void embedding_backward_reference(const ops::EmbeddingBackwardProblem& p);
-
-/// Best first, reference last.
-std::span<const ops::EmbeddingForwardEntry> embedding_forward_kernels();
-std::span<const ops::EmbeddingBackwardEntry> embedding_backward_kernels();
-
-}  // namespace ampkit::cpu

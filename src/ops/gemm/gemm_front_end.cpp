@@ -1,5 +1,6 @@
-// The GEMM front end (ops layer): validate (gemm_validate.cpp), choose the kernel once per
-// call from the one kernel list, run it, fill the report. Public entry points of gemm.hpp.
+// The GEMM front end (ops layer): validate (gemm_validate.cpp) into a prepared call
+// (ops::PreparedGemm), choose the kernel once from the one kernel list, run it, fill the report.
+// Public entry points of gemm.hpp; gemm() is prepare + one run.
 #include <new>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "ops/backend.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 #include "ops/kernel_lists.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace {
@@ -55,23 +57,48 @@ std::vector<KernelStatus> gemm_kernel_statuses(const GemmArgs& args) {
   return ops::kernel_statuses(gemm_list(args), validated_problem(args));
 }
 
-void gemm(const GemmArgs& args, GemmReport* report) {
+namespace ops {
+
+PreparedGemm prepare_gemm(const GemmArgs& args, bool want_report) {
+  PreparedGemm g;
   ops::GemmProblem problem = validated_problem(args);
   // Only an f16 operand or output can give a non-zero count: other calls skip the counting (on
   // cuda a pass and a wait for the stream) and report zeros.
   const bool f16_output = args.d_dtype == DType::f16 || (problem.aux_out && args.epilogue.aux_dtype == DType::f16);
-  problem.want_counters = report != nullptr && (problem.fp16 || f16_output);
+  problem.want_counters = want_report && (problem.fp16 || f16_output);
+  const ops::KernelLists& lists = ops::backend(args.device).kernels();
+  g.call = PreparedCall<GemmProblem, GemmRunFn>("gemm", lists.gemm, problem);
+  g.whole_call = lists.gemm_call;
+  return g;
+}
+
+void run_prepared(PreparedGemm& g, GemmReport* report) {
+  const GemmProblem& problem = g.call.problem();
   ops::GemmCounters counters;
-  // The backend runs the whole call (the CPU's applies the m = 0, n = 0 and alpha = 0 rules
-  // around its entries, the CUDA entries apply them themselves).
-  const ops::GemmKernel* kernel = &ops::backend(args.device).kernels().gemm_call(problem, counters);
+  // The backend's whole call is select + run here (both backends), so the prepared entry runs;
+  // otherwise the backend applies the m = 0, n = 0 and alpha = 0 rules around its entries (the
+  // CPU's) or its entries apply them themselves (CUDA's).
+  const ops::GemmKernel* kernel = nullptr;
+  if (ops::gemm_runs_one_entry(problem)) {
+    kernel = &g.call.entry();
+    kernel->run(problem, counters);
+  } else {
+    kernel = &g.whole_call(problem, counters);
+  }
   if (report != nullptr) {
     report->kernel = kernel->name;
     report->fp16 = problem.fp16;
-    report->fp16_mode = args.fp16_mode;
+    report->fp16_mode = problem.args.fp16_mode;
     report->fp16_subnormal_inputs = counters.fp16_subnormal_inputs;
     report->fp16_subnormal_outputs = counters.fp16_subnormal_outputs;
   }
+}
+
+}  // namespace ops
+
+void gemm(const GemmArgs& args, GemmReport* report) {
+  ops::PreparedGemm g = ops::prepare_gemm(args, report != nullptr);
+  ops::run_prepared(g, report);
 }
 
 }  // namespace ampkit

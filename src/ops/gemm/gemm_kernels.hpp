@@ -1,8 +1,8 @@
-// The GEMM kernel list and the validated problem every GEMM engine receives (ops layer,
-// internal): declared here, defined by the CPU kernels (src/cpu/gemm/gemm_kernel_list.cpp). Read
-// by the front end (gemm_front_end.cpp: dispatch) and by the tests (every entry against the
-// reference). Entries are ordered best first; the reference is last and takes any problem, so
-// the list has no hole.
+// The validated problem every GEMM engine receives and the entry type of the GEMM kernel lists
+// (ops layer, internal); the CPU's list is declared in src/cpu/gemm/gemm_kernels.hpp and defined in
+// src/cpu/gemm/gemm_kernel_list.cpp, CUDA's in src/cuda/gemm/. Read by the front end
+// (gemm_front_end.cpp: dispatch), the backends and the tests. Entries are ordered best first; the
+// reference is last and takes any problem, so the list has no hole.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,14 @@ struct GemmProblem {
 /// from gemm_validate; tests and kernels that build problems directly call this.
 GemmProblem make_gemm_problem(const GemmArgs& args);
 
+/// True when every backend's whole call of `problem` (GemmCallFn) is select_kernel + entry.run:
+/// m >= 1, n >= 1 and not (alpha = 0 with k >= 1). The one statement of which calls the BLAS
+/// rules for m = 0, n = 0 and alpha = 0 leave alone (gemm_problem.cpp).
+bool gemm_runs_one_entry(const GemmProblem& problem);
+
+/// The device of every operand (ops::device_of, src/ops/prepared_call.hpp).
+inline Device device_of(const GemmProblem& problem) { return problem.args.device; }
+
 /// Per-call counters (GemmReport's), summed over threads (integer sums: order-free).
 struct GemmCounters {
   std::int64_t fp16_subnormal_inputs = 0;
@@ -68,34 +76,15 @@ std::string gemm_validate(const GemmArgs& args, ops::Stage stage = ops::Stage::c
 
 }  // namespace ampkit::ops
 
+// The one CPU declaration left here: the BLAS rules around a list's entries, which the CUDA
+// reference entry (src/cuda/gemm/gemm_cuda_kernel_list.cpp) runs on the CPU list's reference;
+// src/cuda may not include src/cpu headers, so it is declared beside the problem it rules.
 namespace ampkit::cpu {
 
-/// The largest min(m, n) the skinny engines take (see docs/GEMM.md for the measurement).
-inline constexpr std::int64_t gemm_skinny_max = 16;
-
-/// All GEMM kernels, best first, the reference last.
-std::span<const ops::GemmKernel> gemm_kernels();
-/// The CPU backend's ops::GemmCallFn (gemm_kernel_list.cpp): gemm_call_on(gemm_kernels(), ...).
-const ops::GemmKernel& gemm_call(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-/// The same with the entries of `list` (the CUDA reference entry passes the CPU reference alone).
+/// A whole validated call on the entries of `list` with the m = 0, n = 0 and alpha = 0 rules around
+/// them (gemm_kernel_list.cpp; cpu::gemm_call is this on gemm_kernels(); the CUDA reference entry
+/// passes the CPU reference alone).
 const ops::GemmKernel& gemm_call_on(std::span<const ops::GemmKernel> list, const ops::GemmProblem& problem,
                                     ops::GemmCounters& counters);
-
-/// Writes the bias gradient alone, for calls whose product is skipped (alpha == 0) or empty
-/// (m == 0 or n == 0): BGRADA / BGRADB sum their operand as given; the row sums of an empty D
-/// are 0. Defined with the engines' output code (gemm_output.cpp).
-void gemm_write_bias_grad_only(const ops::GemmProblem& problem);
-
-/// Why a skinny engine declines `problem` (min(m, n) is 0 or above gemm_skinny_max), or nullptr.
-const char* gemm_skinny_declines(const ops::GemmProblem& problem);
-
-// The engines (one per kernel-list entry).
-void gemm_reference(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_bf16_avx512bf16(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_bf16_amx(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_skinny_f32_avx512(const ops::GemmProblem& problem, ops::GemmCounters& counters);
-void gemm_run_skinny_f32_avx2(const ops::GemmProblem& problem, ops::GemmCounters& counters);
 
 }  // namespace ampkit::cpu

@@ -79,6 +79,11 @@ GemmProblem make_gemm_problem(const GemmArgs& args) {
   return p;
 }
 
+bool gemm_runs_one_entry(const GemmProblem& problem) {
+  const GemmArgs& a = problem.args;
+  return a.m > 0 && a.n > 0 && !(a.alpha == 0.0f && a.k > 0);
+}
+
 }  // namespace ops
 
 const char* epilogue_name(Epilogue e) noexcept {

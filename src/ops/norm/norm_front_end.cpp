@@ -1,6 +1,7 @@
 // LayerNorm/RMSNorm front end (ops layer): the public calls of include/ampkit/ops/norm.hpp.
-// Each call is validated once (norm_validate.cpp) into a problem, the kernel is selected once
-// from the op's list (cpu/norm/norm_kernel_list.cpp), and rows = 0 is handled here. Also the
+// Each call is validated once (norm_validate.cpp) into a prepared call (ops::PreparedNormForward /
+// Backward, which the graph keeps per node), the kernel is selected once from the device's list,
+// and rows = 0 is handled here. Also the
 // non-throwing check, the kernel-name and the kernel-status queries. Nothing is written when an
 // argument is rejected.
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "ops/kernel_lists.hpp"
 #include "ops/kernel_registry.hpp"
 #include "ops/norm/norm_front_end.hpp"
+#include "ops/prepared_ops.hpp"
 
 namespace ampkit {
 namespace ops {
@@ -56,6 +58,22 @@ void run_norm_backward(const ops::NormBackwardProblem& p, const ops::NormBackwar
   entry.run(p);
 }
 
+PreparedNormForward prepare_norm_forward(NormKind kind, const NormForwardArgs& args) {
+  const char* fn = norm_function_name(kind, false);
+  const NormForwardProblem p = validate_norm_forward(fn, kind, args);
+  return PreparedNormForward(fn, norm_forward_kernels(kind, p.device), p);
+}
+
+PreparedNormBackward prepare_norm_backward(NormKind kind, const NormBackwardArgs& args) {
+  const char* fn = norm_function_name(kind, true);
+  const NormBackwardProblem p = validate_norm_backward(fn, kind, args);
+  return PreparedNormBackward(fn, norm_backward_kernels(kind, p.device), p);
+}
+
+void run_prepared(PreparedNormForward& call) { run_norm_forward(call.problem(), call.entry()); }
+
+void run_prepared(PreparedNormBackward& call) { run_norm_backward(call.problem(), call.entry()); }
+
 }  // namespace ops
 
 namespace {
@@ -72,27 +90,14 @@ std::string check_message(const char* fn, Validate validate) noexcept {
   }
 }
 
-// The entry that runs `p`; throws (unsupported) when even the last one cannot run here, which
-// only a device list can (validation already turned "no CUDA" into an error).
-template <class Problem, class RunFn>
-const ops::KernelEntry<Problem, RunFn>& chosen(const char* fn, std::span<const ops::KernelEntry<Problem, RunFn>> list,
-                                               const Problem& p) {
-  const auto& entry = ops::select_kernel(list, p);
-  if (const char* why = ops::kernel_unavailable_reason(entry.needs))
-    fail_with(ErrorKind::unsupported, fn, "no kernel for ", device_name(p.device), ": ", entry.name, " ", why);
-  return entry;
-}
-
 void forward(NormKind kind, const NormForwardArgs& args) {
-  const char* fn = ops::norm_function_name(kind, false);
-  const ops::NormForwardProblem p = ops::validate_norm_forward(fn, kind, args);
-  ops::run_norm_forward(p, chosen(fn, ops::norm_forward_kernels(kind, p.device), p));
+  ops::PreparedNormForward call = ops::prepare_norm_forward(kind, args);
+  ops::run_prepared(call);
 }
 
 void backward(NormKind kind, const NormBackwardArgs& args) {
-  const char* fn = ops::norm_function_name(kind, true);
-  const ops::NormBackwardProblem p = ops::validate_norm_backward(fn, kind, args);
-  ops::run_norm_backward(p, chosen(fn, ops::norm_backward_kernels(kind, p.device), p));
+  ops::PreparedNormBackward call = ops::prepare_norm_backward(kind, args);
+  ops::run_prepared(call);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The softmax cross-entropy kernel lists (kernels layer, internal): the validated problems the
-// front end (src/ops/softmax_cross_entropy/) hands to a kernel, the kernels, and one list per
-// direction, best first, reference last. Read by the front end and the tests.
+// The softmax cross-entropy problem (ops layer, internal): the validated problem the front end
+// (src/ops/softmax_cross_entropy/) hands to a kernel, and the entry type of its kernel lists (the
+// CPU's in src/cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp, CUDA's in src/cuda/).
 #pragma once
 
 #include <cstdint>
@@ -37,25 +37,3 @@ using SoftmaxCrossEntropyFn = void (*)(const SoftmaxCrossEntropyProblem&);
 using SoftmaxCrossEntropyEntry = ops::KernelEntry<SoftmaxCrossEntropyProblem, SoftmaxCrossEntropyFn>;
 
 }  // namespace ampkit::ops
-
-namespace ampkit::cpu {
-
-/// Classes per block of the row sum of exponentials: fp32 partials of kSoftmaxBlock classes,
-/// added in block order. Fixed, so the result never depends on the thread count.
-inline constexpr std::int64_t kSoftmaxBlock = 256;
-
-/// fp32 math (gemm_math::exp_f32), OpenMP over rows, the mean over rows in fp64 in row order.
-void softmax_cross_entropy_forward_cpu(const ops::SoftmaxCrossEntropyProblem& p);
-void softmax_cross_entropy_backward_cpu(const ops::SoftmaxCrossEntropyProblem& p);
-/// Double math, one rounding per output.
-void softmax_cross_entropy_forward_reference(const ops::SoftmaxCrossEntropyProblem& p);
-void softmax_cross_entropy_backward_reference(const ops::SoftmaxCrossEntropyProblem& p);
-/// The mean loss in double without rounding (the reference forward rounds it once; the tests take
-/// finite differences of it).
-double softmax_cross_entropy_loss_reference(const ops::SoftmaxCrossEntropyProblem& p);
-
-/// Best first, reference last.
-std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_forward_kernels();
-std::span<const ops::SoftmaxCrossEntropyEntry> softmax_cross_entropy_backward_kernels();
-
-}  // namespace ampkit::cpu

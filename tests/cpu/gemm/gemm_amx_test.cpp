@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ampkit/core/threading.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

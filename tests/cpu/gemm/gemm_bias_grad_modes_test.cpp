@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ampkit/layers/linear.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

@@ -11,6 +11,7 @@
 #include "ampkit/device/cpu.hpp"
 #include "cpu/common/cpu_caches.hpp"
 #include "cpu/gemm/gemm_blocking.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

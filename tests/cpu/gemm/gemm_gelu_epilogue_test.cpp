@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

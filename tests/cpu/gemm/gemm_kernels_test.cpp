@@ -6,6 +6,7 @@
 #include <random>
 
 #include "ampkit/core/threading.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/gemm/gemm_test_harness.hpp"
 
 namespace ampkit {

@@ -16,8 +16,8 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/numerics/error_bounds.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/math/gelu_math.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit::gemm_test {

@@ -9,8 +9,8 @@
 
 #include "ampkit/ops/norm.hpp"
 #include "cpu/norm/norm_checks.hpp"  // tests/cpu/norm
+#include "cpu/norm/norm_kernels.hpp"
 #include "ops/norm/norm_front_end.hpp"
-#include "ops/norm/norm_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -7,7 +7,7 @@
 
 #include "ampkit/ops/norm.hpp"
 #include "cpu/norm/norm_checks.hpp"
-#include "ops/norm/norm_kernels.hpp"
+#include "cpu/norm/norm_kernels.hpp"
 #include "support/test_support.hpp"
 
 namespace ampkit {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "ampkit/ops/gemm.hpp"
-#include "ops/activation/activation_kernels.hpp"
+#include "cpu/activation/activation_kernels.hpp"
+#include "cpu/gemm/gemm_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
-#include "ops/gemm/gemm_kernels.hpp"
 
 namespace ampkit {
 namespace {

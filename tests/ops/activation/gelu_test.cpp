@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "ampkit/ops/activation.hpp"
-#include "ops/activation/activation_kernels.hpp"
+#include "cpu/activation/activation_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
 
 namespace ampkit {

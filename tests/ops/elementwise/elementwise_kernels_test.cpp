@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "ampkit/core/threading.hpp"
-#include "ops/elementwise/elementwise_kernels.hpp"
+#include "cpu/elementwise/elementwise_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
 
 namespace ampkit {

@@ -14,8 +14,8 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/device/cuda.hpp"
 #include "ampkit/ops/embedding.hpp"
+#include "cpu/embedding/embedding_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
-#include "ops/embedding/embedding_kernels.hpp"
 
 namespace ampkit {
 namespace {

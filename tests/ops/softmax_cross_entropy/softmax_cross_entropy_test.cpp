@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "ampkit/ops/softmax_cross_entropy.hpp"
+#include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/elementwise/op_test_support.hpp"
-#include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit {
 namespace {
