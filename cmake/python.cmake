@@ -44,8 +44,9 @@ message(STATUS "Python module: on (${Python3_EXECUTABLE}, Python ${Python3_VERSI
 set_target_properties(ampkit PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(ampkit PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>)
 
+# NO_EXTRAS: no LTO and no strip (a shorter build; the binding is not where time goes).
 set(AMPKIT_PYTHON_BUILD_DIR ${PROJECT_BINARY_DIR}/python/ampkit)
-pybind11_add_module(ampkit_python MODULE ${PROJECT_SOURCE_DIR}/python/src/module.cpp
+pybind11_add_module(ampkit_python MODULE NO_EXTRAS ${PROJECT_SOURCE_DIR}/python/src/module.cpp
                     ${PROJECT_SOURCE_DIR}/python/src/tensors.cpp)
 set_target_properties(ampkit_python PROPERTIES OUTPUT_NAME _ampkit LIBRARY_OUTPUT_DIRECTORY ${AMPKIT_PYTHON_BUILD_DIR})
 target_include_directories(ampkit_python PRIVATE ${PROJECT_SOURCE_DIR}/python/src)
@@ -79,4 +80,9 @@ if(AMPKIT_BUILD_TESTS)
                                      ${PROJECT_SOURCE_DIR}/tests/python)
   set_tests_properties(python_tests PROPERTIES ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1"
                                                TIMEOUT 300)
+  # The example: a torch training loop with ampkit's modules follows the all-torch one (77: skip).
+  add_test(NAME python_example_trains COMMAND ${Python3_EXECUTABLE}
+                                             ${PROJECT_SOURCE_DIR}/examples/python/train_with_ampkit_modules.py)
+  set_tests_properties(python_example_trains PROPERTIES ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1"
+                                                        SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
