@@ -51,6 +51,7 @@ class LayerNormFunction(torch.autograd.Function):
         x, weight, mean, rstd = ctx.saved_tensors
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
         dy = dy.contiguous()
+        _stream(dy)  # the autograd engine runs a CUDA backward on a thread of its own
         dx = torch.empty_like(x) if need_dx else None
         dweight = _grad_buffer(weight, need_dw)
         dbias = torch.empty_like(weight) if (ctx.has_bias and need_db) else None
@@ -80,6 +81,7 @@ class RMSNormFunction(torch.autograd.Function):
         x, weight, rstd = ctx.saved_tensors
         need_dx, need_dw = ctx.needs_input_grad[:2]
         dy = dy.contiguous()
+        _stream(dy)  # the autograd engine runs a CUDA backward on a thread of its own
         dx = torch.empty_like(x) if need_dx else None
         dweight = _grad_buffer(weight, need_dw)
         with ampkit.backward_pass():
@@ -118,6 +120,7 @@ class LinearFunction(torch.autograd.Function):
         x, weight, aux = ctx.saved_tensors
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
         dy = dy.contiguous()
+        _stream(dy)  # the autograd engine runs a CUDA backward on a thread of its own
         with ampkit.backward_pass():
             if aux is not None:  # through the GELU: dpre = dy * gelu'(aux)
                 dpre = torch.empty_like(dy)
@@ -160,6 +163,7 @@ class MlpFunction(torch.autograd.Function):
         x, w1, aux, h, w2 = ctx.saved_tensors
         need = ctx.needs_input_grad
         dy = dy.contiguous()
+        _stream(dy)  # the autograd engine runs a CUDA backward on a thread of its own
         f32 = torch.float32
         with ampkit.backward_pass():
             dpre = torch.empty_like(aux)

@@ -205,8 +205,6 @@ def test_softmax_cross_entropy_matches_torch():
 def test_adamw_and_sgd_steps_follow_torch_optim():
     p0 = torch.randn(100)
     grad = torch.randn(100)
-    for step in (1, 2, 3):
-        pass
     # AdamW, 3 steps
     p = p0.clone()
     m = torch.zeros(100)
@@ -239,13 +237,13 @@ def test_kernel_names_and_checks():
     assert name.startswith("layer_norm_fwd")
     assert ampkit.layer_norm_forward_check(x, y) == ""
     msg = ampkit.layer_norm_forward_check(x, torch.empty(4, 31))
-    assert msg.startswith("ampkit.layer_norm_forward") or msg.startswith("layer_norm_forward"), msg
+    assert msg == "layer_norm_forward: y must have x's shape [4, 32], but got [4, 31]", msg
     assert ampkit.gemm_row_major_kernel_name(x, torch.randn(32, 3), torch.empty(4, 3)).startswith("gemm")
     ampkit.set_reference_kernels(True)
     try:
         ref_name = ampkit.layer_norm_forward_kernel_name(x, y)
     finally:
         ampkit.set_reference_kernels(False)
-    assert "ref" in ref_name or ref_name != name
+    assert ref_name.endswith("_ref") and ref_name != name
     lists = ampkit.kernel_lists()
     assert any(op == "gemm" for op, _, _ in lists)
