@@ -57,6 +57,8 @@ check src/dist/                "^(ampkit/(core|dist)/|core/|dist/)"
 check src/graph/               "^(ampkit/(core|device|ops|numerics|layers|graph)/|core/|graph/|ops/backend\.hpp$|ops/prepared_ops\.hpp$|layers/linear_prepared\.hpp$)"
 check src/train/               "^(${pub_all}|core/|train/|ops/backend\.hpp$)"
 check tools/                   "^(${pub_all}|tools/)"
+# The Python module binds the public API only (python/src/: its own two headers beside it).
+check python/src/              "^(${pub_all}|tensors\.hpp$|dlpack_abi\.hpp$)"
 # Inside the tool: common/ (JSON lines, memory, progress, the loss plot) stands on the library
 # alone; the train and check commands use cli/ and common/ but never bench/.
 tool_base="tools/ampkit/(cli/|common/|commands\.hpp$)"
