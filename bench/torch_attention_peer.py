@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""PyTorch's causal attention on the GPU, the peer of `ampkit bench attention --device cuda`.
+
+torch.nn.functional.scaled_dot_product_attention(is_causal=True) on q, k, v of shape
+[B, H, T, d] taken as views of one packed [B, T, 3, H, d] buffer (as the training graph's QKV
+projection gives them), bf16. Forward and forward+backward timed with CUDA events (median of 7
+samples, each enough calls for >= 25 ms); backward = (forward + backward) - forward. FLOPs counted
+as ampkit's bench counts them: forward 4 B H T^2 d / 2, backward 2.5 times that.
+Usage: python3 bench/torch_attention_peer.py [--seq 256,1024,2048,4096] [--tokens 16384]
+       [--heads 12] [--head-dim 64]
+"""
+import argparse
+import json
+
+import torch
+import torch.nn.functional as F
+
+
+def timed(fn, min_ms=25.0, samples=7):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    calls = 1
+    while True:
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        ms = a.elapsed_time(b)
+        if ms >= min_ms or calls >= 1 << 16:
+            break
+        calls = max(calls + 1, int(calls * min_ms * 1.2 / max(ms, 1e-3)))
+    per = []
+    for _ in range(samples):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        per.append(a.elapsed_time(b) / calls)
+    per.sort()
+    return per[len(per) // 2]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--seq", default="256,1024,2048,4096")
+    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--head-dim", type=int, default=64)
+    a = p.parse_args()
+    h, d = a.heads, a.head_dim
+    print(json.dumps({"bench": "attention_torch", "torch": torch.__version__,
+                      "device": torch.cuda.get_device_name(0)}))
+    for t in (int(s) for s in a.seq.split(",")):
+        b = max(1, a.tokens // t)
+        qkv = torch.randn(b, t, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+        grad = torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16)
+        fwd = 4.0 * b * h * t * t * d / 2.0
+
+        def forward():
+            with torch.no_grad():
+                F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+        def both():
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            torch.autograd.grad(o, qkv, grad)
+
+        f_ms = timed(forward)
+        fb_ms = timed(both)
+        b_ms = fb_ms - f_ms
+        for pas, ms, fl in (("fwd", f_ms, fwd), ("bwd", b_ms, 2.5 * fwd)):
+            print(json.dumps({"bench": "attention_torch", "seq": t, "batch": b, "heads": h, "head_dim": d,
+                              "pass": pas, "ms": round(ms, 4), "tflops": round(fl / (ms * 1e-3) / 1e12, 1)}),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
