@@ -4,19 +4,22 @@
 torch.nn.functional.scaled_dot_product_attention(is_causal=True) on q, k, v of shape
 [B, H, T, d] taken as views of one packed [B, T, 3, H, d] buffer (as the training graph's QKV
 projection gives them), bf16. Forward and forward+backward timed with CUDA events (median of 7
-samples, each enough calls for >= 25 ms); backward = (forward + backward) - forward. FLOPs counted
+samples, each enough calls for >= 25 ms), for PyTorch's default
+choice and each of its flash (FlashAttention-2) and cuDNN backends forced; backward = (forward + backward) - forward. FLOPs counted
 as ampkit's bench counts them: forward 4 B H T^2 d / 2, backward 2.5 times that.
 Usage: python3 bench/torch_attention_peer.py [--seq 256,1024,2048,4096] [--tokens 16384]
        [--heads 12] [--head-dim 64]
 """
 import argparse
+import contextlib
 import json
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
-def timed(fn, min_ms=25.0, samples=7):
+def timed(fn, min_ms=20.0, samples=5):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -70,13 +73,20 @@ def main():
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             torch.autograd.grad(o, qkv, grad)
 
-        f_ms = timed(forward)
-        fb_ms = timed(both)
-        b_ms = fb_ms - f_ms
-        for pas, ms, fl in (("fwd", f_ms, fwd), ("bwd", b_ms, 2.5 * fwd)):
-            print(json.dumps({"bench": "attention_torch", "seq": t, "batch": b, "heads": h, "head_dim": d,
-                              "pass": pas, "ms": round(ms, 4), "tflops": round(fl / (ms * 1e-3) / 1e12, 1)}),
-                  flush=True)
+        for name in ("default", "FLASH_ATTENTION", "CUDNN_ATTENTION"):
+            try:
+                ctx = contextlib.nullcontext() if name == "default" else sdpa_kernel([getattr(SDPBackend, name)])
+                with ctx:
+                    f_ms = timed(forward)
+                    fb_ms = timed(both)
+            except Exception as e:  # a backend this build or GPU lacks
+                print(json.dumps({"bench": "attention_torch", "seq": t, "backend": name, "error": str(e)[:200]}))
+                continue
+            b_ms = fb_ms - f_ms
+            for pas, ms, fl in (("fwd", f_ms, fwd), ("bwd", b_ms, 2.5 * fwd)):
+                print(json.dumps({"bench": "attention_torch", "backend": name, "seq": t, "batch": b, "heads": h,
+                                  "head_dim": d, "pass": pas, "ms": round(ms, 4),
+                                  "tflops": round(fl / (ms * 1e-3) / 1e12, 1)}), flush=True)
 
 
 if __name__ == "__main__":

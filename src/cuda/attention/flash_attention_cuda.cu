@@ -3,13 +3,12 @@
 // 32, 64 and 128, never materializing the T x T matrix. mma.sync m16n8k16 (16-bit operands, fp32
 // accumulators), operand tiles in shared memory loaded with cp.async (double-buffered) and read
 // with ldmatrix; rows padded by 16 bytes, so the 8 rows of one ldmatrix hit 8 different bank groups.
-//   Forward: a block of 4 warps per (64 query rows, batch * head); each warp owns 16 rows, its Q
-//   fragments in registers; K/V tiles of 64 keys; online softmax in fp32 (base-2 exponent with the
-//   scale folded in), the row sums from the fp32 probabilities, P rounded once to the operand
-//   dtype for P V; out = O / l rounded once to out's dtype, lse = (m + log2 l) ln 2.
-//   Backward (FlashAttention-2's scheme, with a separate dQ pass so that no sum depends on timing):
-//   Delta_i = dout_i . out_i (one warp a row, to workspace); a K/V kernel (a block per 64 keys,
-//   each warp 16 keys) loops over the query tiles i >= j in order, recomputing P^T from lse and
+//   Forward: a block of 4 warps per (128 query rows, batch * head; 64 at head dim 128); each warp
+//   owns 32 rows (16), its Q fragments in registers; K/V tiles of 64 keys; online softmax in fp32 (base-2 exponent with
+//   the scale folded in), the row sums from the fp32 probabilities, P rounded once to the operand dtype for P V; out =
+//   O / l rounded once to out's dtype, lse = (m + log2 l) ln 2. Backward (FlashAttention-2's scheme, with a separate dQ
+//   pass so that no sum depends on timing): Delta_i = dout_i . out_i (one warp a row, to workspace); a K/V kernel (a
+//   block per 64 keys, each warp 16 keys) loops over the query tiles i >= j in order, recomputing P^T from lse and
 //   accumulating dV = P^T dO and dK = dS^T Q in registers; a dQ kernel (a block per 64 query rows)
 //   loops over the key tiles j <= i in order, recomputing P and dP, accumulating dQ = dS K. P and
 //   dS are rounded once to the operand dtype before their products. No atomics: every output is
@@ -150,35 +149,46 @@ __device__ __forceinline__ void put(const ops::AttentionOutput& y, Head hd, std:
 
 // ---- forward ---------------------------------------------------------------------------------
 
-constexpr int kFwdRows = 64, kFwdKeys = 64;
+// kM 16-row fragments a warp (2 at head dims <= 64: every K/V fragment read from shared memory
+// feeds two MMAs; 1 at 128, where the registers would not hold two), 4 warps a block.
+constexpr int kFwdKeys = 64;
+template <int kD>
+constexpr int kFwdM = kD > 64 ? 1 : 2;
+template <int kD>
+constexpr int kFwdRows = 64 * kFwdM<kD>;
 
 template <int kD>
 constexpr int fwd_smem_bytes() {
-  return (kFwdRows + 4 * kFwdKeys) * kPitch<kD> * 2;
+  return (kFwdRows<kD> + 4 * kFwdKeys) * kPitch<kD> * 2;
 }
 
 template <bool kBf16, int kD>
 __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(ops::AttentionForwardProblem p) {
+  constexpr int kM = kFwdM<kD>, kRows = kFwdRows<kD>;
   extern __shared__ uint4 smem_raw[];
   std::uint16_t* sq = reinterpret_cast<std::uint16_t*>(smem_raw);
-  std::uint16_t* sk = sq + kFwdRows * kPitch<kD>;  // two buffers
+  std::uint16_t* sk = sq + kRows * kPitch<kD>;  // two buffers
   std::uint16_t* sv = sk + 2 * kFwdKeys * kPitch<kD>;
   const int seq = static_cast<int>(p.seq), lane = static_cast<int>(threadIdx.x % 32);
   const int warp = static_cast<int>(threadIdx.x / 32), g = lane / 4, t = lane % 4;
-  const int q0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kFwdRows;  // longest tiles first
+  const int q0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kRows;  // longest tiles first
   const Head hd = head_of(p.heads);
   const std::uint16_t *gq = head_ptr<kD>(p.q, hd), *gk = head_ptr<kD>(p.k, hd), *gv = head_ptr<kD>(p.v, hd);
   const float c = p.scale * kLog2e;
-  const int tiles = (min(q0 + kFwdRows, seq) + kFwdKeys - 1) / kFwdKeys;
-  load_tile<kFwdRows, kD>(sq, gq, p.q.row_stride, q0, seq);
+  const int tiles = (min(q0 + kRows, seq) + kFwdKeys - 1) / kFwdKeys;
+  load_tile<kRows, kD>(sq, gq, p.q.row_stride, q0, seq);
   load_tile<kFwdKeys, kD>(sk, gk, p.k.row_stride, 0, seq);
   load_tile<kFwdKeys, kD>(sv, gv, p.v.row_stride, 0, seq);
   cp_async_commit();
 
-  std::uint32_t qf[kD / 16][4];
-  float o[kD / 8][4] = {};
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-  const int row0 = q0 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+  std::uint32_t qf[kM][kD / 16][4];
+  float o[kM][kD / 8][4] = {};
+  float m[kM][2], l[kM][2];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) m[mi][r] = -INFINITY, l[mi][r] = 0.0f;
+  const int row0 = q0 + warp * 16 * kM + g;  // this thread's rows: row0 + 16 mi + 8 r
   for (int kt = 0; kt < tiles; ++kt) {
     const int buf = kt & 1;
     __syncthreads();  // every warp is done with buffer buf ^ 1
@@ -193,82 +203,98 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(ops::AttentionForwa
     __syncthreads();
     if (kt == 0)
 #pragma unroll
-      for (int kk = 0; kk < kD / 16; ++kk) ldsm_x4(qf[kk], a_addr<kD>(sq, warp * 16, kk * 16, lane));
+      for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+        for (int kk = 0; kk < kD / 16; ++kk) ldsm_x4(qf[mi][kk], a_addr<kD>(sq, (warp * kM + mi) * 16, kk * 16, lane));
     const std::uint16_t* skb = sk + buf * kFwdKeys * kPitch<kD>;
     const std::uint16_t* svb = sv + buf * kFwdKeys * kPitch<kD>;
-    float s[kFwdKeys / 8][4] = {};
+    float s[kM][kFwdKeys / 8][4] = {};
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk)
 #pragma unroll
       for (int nb = 0; nb < kFwdKeys / 16; ++nb) {
         std::uint32_t b[4];
         ldsm_x4(b, bnk_addr<kD>(skb, nb * 16, kk * 16, lane));
-        mma<kBf16>(s[2 * nb], qf[kk], b[0], b[1]);
-        mma<kBf16>(s[2 * nb + 1], qf[kk], b[2], b[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          mma<kBf16>(s[mi][2 * nb], qf[mi][kk], b[0], b[1]);
+          mma<kBf16>(s[mi][2 * nb + 1], qf[mi][kk], b[2], b[3]);
+        }
       }
-    // Scale into base-2 exponents; the diagonal tile masks keys j > i (and so every key >= seq).
-    const bool diagonal = kt == tiles - 1;
-    float mx[2] = {-INFINITY, -INFINITY};
+    // Scale into base-2 exponents; tiles reaching past the block's first row mask keys j > i (and
+    // so every key >= seq). A row whose keys in this tile are all masked keeps its m (finite: every
+    // row saw key 0 in tile 0).
+    const bool masked = (kt + 1) * kFwdKeys - 1 > q0;
 #pragma unroll
-    for (int nb = 0; nb < kFwdKeys / 8; ++nb)
+    for (int mi = 0; mi < kM; ++mi) {
+      float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = kt * kFwdKeys + nb * 8 + 2 * t + (e & 1), i = row0 + (e >> 1) * 8;
-        float v = s[nb][e] * c;
-        if (diagonal && j > i) v = -INFINITY;
-        s[nb][e] = v;
-        mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      for (int nb = 0; nb < kFwdKeys / 8; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int j = kt * kFwdKeys + nb * 8 + 2 * t + (e & 1), i = row0 + mi * 16 + (e >> 1) * 8;
+          float v = s[mi][nb][e] * c;
+          if (masked && j > i) v = -INFINITY;
+          s[mi][nb][e] = v;
+          mx[e >> 1] = fmaxf(mx[e >> 1], v);
+        }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float mn = fmaxf(m[mi][r], mx[r]);
+        const float alpha = exp2f(m[mi][r] - mn);  // m = -inf before the first tile: 0
+        m[mi][r] = mn;
+        l[mi][r] *= alpha;
+#pragma unroll
+        for (int nb = 0; nb < kD / 8; ++nb) {
+          o[mi][nb][2 * r] *= alpha;
+          o[mi][nb][2 * r + 1] *= alpha;
+        }
       }
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float mn = fmaxf(m[r], mx[r]);
-      const float alpha = exp2f(m[r] - mn);  // m = -inf before the first tile: 0
-      m[r] = mn;
-      l[r] *= alpha;
+      for (int nb = 0; nb < kFwdKeys / 8; ++nb)
 #pragma unroll
-      for (int nb = 0; nb < kD / 8; ++nb) {
-        o[nb][2 * r] *= alpha;
-        o[nb][2 * r + 1] *= alpha;
-      }
+        for (int e = 0; e < 4; ++e) {
+          const float pe = exp2f(s[mi][nb][e] - m[mi][e >> 1]);
+          s[mi][nb][e] = pe;
+          l[mi][e >> 1] += pe;
+        }
     }
 #pragma unroll
-    for (int nb = 0; nb < kFwdKeys / 8; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float pe = exp2f(s[nb][e] - m[e >> 1]);
-        s[nb][e] = pe;
-        l[e >> 1] += pe;
-      }
-#pragma unroll
     for (int kk = 0; kk < kFwdKeys / 16; ++kk) {
-      std::uint32_t a[4];
-      to_a<kBf16>(a, s[2 * kk], s[2 * kk + 1]);
+      std::uint32_t a[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) to_a<kBf16>(a[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
 #pragma unroll
       for (int nd = 0; nd < kD / 16; ++nd) {
         std::uint32_t b[4];
         ldsm_x4_t(b, bkn_addr<kD>(svb, kk * 16, nd * 16, lane));
-        mma<kBf16>(o[2 * nd], a, b[0], b[1]);
-        mma<kBf16>(o[2 * nd + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          mma<kBf16>(o[mi][2 * nd], a[mi], b[0], b[1]);
+          mma<kBf16>(o[mi][2 * nd + 1], a[mi], b[2], b[3]);
+        }
       }
     }
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    const int i = row0 + r * 8;
-    if (i >= seq) continue;
-    const float inv = 1.0f / l[r];
+  for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-    for (int nb = 0; nb < kD / 8; ++nb) {
-      const std::int64_t col = hd.h * kD + nb * 8 + 2 * t;
-      put(p.out, hd, i, col, o[nb][2 * r] * inv, false);
-      put(p.out, hd, i, col + 1, o[nb][2 * r + 1] * inv, false);
+    for (int r = 0; r < 2; ++r) {
+      l[mi][r] += __shfl_xor_sync(0xffffffffu, l[mi][r], 1);
+      l[mi][r] += __shfl_xor_sync(0xffffffffu, l[mi][r], 2);
+      const int i = row0 + mi * 16 + r * 8;
+      if (i >= seq) continue;
+      const float inv = 1.0f / l[mi][r];
+#pragma unroll
+      for (int nb = 0; nb < kD / 8; ++nb) {
+        const std::int64_t col = hd.h * kD + nb * 8 + 2 * t;
+        put(p.out, hd, i, col, o[mi][nb][2 * r] * inv, false);
+        put(p.out, hd, i, col + 1, o[mi][nb][2 * r + 1] * inv, false);
+      }
+      if (t == 0) p.lse[(hd.b * p.heads + hd.h) * p.seq + i] = (m[mi][r] + log2f(l[mi][r])) * kLn2;
     }
-    if (t == 0) p.lse[(hd.b * p.heads + hd.h) * p.seq + i] = (m[r] + log2f(l[r])) * kLn2;
-  }
 }
 
 // ---- backward --------------------------------------------------------------------------------
@@ -530,7 +556,8 @@ template <bool kBf16, int kD>
 void forward(const ops::AttentionForwardProblem& p, cudaStream_t stream) {
   constexpr int bytes = fwd_smem_bytes<kD>();
   set_smem(flash_fwd_kernel<kBf16, kD>, bytes, "attention_forward");
-  const dim3 grid(static_cast<unsigned>(p.batch * p.heads), static_cast<unsigned>((p.seq + kFwdRows - 1) / kFwdRows));
+  const dim3 grid(static_cast<unsigned>(p.batch * p.heads),
+                  static_cast<unsigned>((p.seq + kFwdRows<kD> - 1) / kFwdRows<kD>));
   flash_fwd_kernel<kBf16, kD><<<grid, kThreads, bytes, stream>>>(p);
   check_launch("attention_forward", "the flash forward kernel");
 }
