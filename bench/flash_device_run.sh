@@ -4,7 +4,7 @@
 # `ampkit bench attention --device cuda` (flash beside the plain kernel, the tensor-core ceiling
 # measured in the same run) and PyTorch's scaled_dot_product_attention (bench/torch_attention_peer.py).
 # Usage (repository root; carry [DIR] holding gzipped ampkit and ampkit_cuda_selftest, lib/ with
-# Open MPI's shared libraries, and this script and the peer script):
+# Open MPI's shared libraries, this script, torch_attention_peer.py and torch_cuda_peer.py):
 #   OUT=/tmp/out CARRY=DIR bash DIR/flash_device_run.sh
 set -u
 OUT=${OUT:-/tmp/ampkit_flash}
@@ -22,6 +22,6 @@ grep -iE "fail|error" "$OUT/selftest.txt" | head -30
 timeout ${BENCH_S:-100} /tmp/fl/ampkit bench attention --device cuda ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
 stamp "bench rc=$?"
 cat "$OUT/bench.txt"
-timeout ${TORCH_S:-60} python3 "$D/torch_attention_peer.py" ${TORCH_ARGS:-} > "$OUT/torch.txt" 2>&1
+timeout ${TORCH_S:-60} env -u OUT python3 "$D/torch_attention_peer.py" ${TORCH_ARGS:-} > "$OUT/torch.txt" 2>&1
 stamp "torch rc=$?"
 cat "$OUT/torch.txt" | tail -12

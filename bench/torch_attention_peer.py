@@ -3,8 +3,8 @@
 
 torch.nn.functional.scaled_dot_product_attention(is_causal=True) on q, k, v of shape
 [B, H, T, d] taken as views of one packed [B, T, 3, H, d] buffer (as the training graph's QKV
-projection gives them), bf16. Forward and forward+backward timed with CUDA events (median of 7
-samples, each enough calls for >= 25 ms), for PyTorch's default
+projection gives them), bf16. Forward and forward+backward timed with CUDA events (torch_cuda_peer.time_ms:
+the median of 5 samples, each enough calls for >= 25 ms), for PyTorch's default
 choice and each of its flash (FlashAttention-2) and cuDNN backends forced; backward = (forward + backward) - forward. FLOPs counted
 as ampkit's bench counts them: forward 4 B H T^2 d / 2, backward 2.5 times that.
 Usage: python3 bench/torch_attention_peer.py [--seq 256,1024,2048,4096] [--tokens 16384]
@@ -13,39 +13,15 @@ Usage: python3 bench/torch_attention_peer.py [--seq 256,1024,2048,4096] [--token
 import argparse
 import contextlib
 import json
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def timed(fn, min_ms=20.0, samples=5):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    calls = 1
-    while True:
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        ms = a.elapsed_time(b)
-        if ms >= min_ms or calls >= 1 << 16:
-            break
-        calls = max(calls + 1, int(calls * min_ms * 1.2 / max(ms, 1e-3)))
-    per = []
-    for _ in range(samples):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        per.append(a.elapsed_time(b) / calls)
-    per.sort()
-    return per[len(per) // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_cuda_peer import time_ms  # noqa: E402  (the peers' one timing loop)
 
 
 def main():
@@ -77,8 +53,8 @@ def main():
             try:
                 ctx = contextlib.nullcontext() if name == "default" else sdpa_kernel([getattr(SDPBackend, name)])
                 with ctx:
-                    f_ms = timed(forward)
-                    fb_ms = timed(both)
+                    f_ms = time_ms(forward)
+                    fb_ms = time_ms(both)
             except Exception as e:  # a backend this build or GPU lacks
                 print(json.dumps({"bench": "attention_torch", "seq": t, "backend": name, "error": str(e)[:200]}))
                 continue
