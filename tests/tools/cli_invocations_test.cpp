@@ -38,10 +38,11 @@ const Invocation kInvocations[] = {
     {"", "", 2, "usage: ampkit <command> \\[options\\].*"},
     {"", "--help", 0, ""},
     {"", "frobnicate", 2, "ampkit: error: unknown command 'frobnicate' \\(ampkit --help lists the commands\\)"},
-    {"", "bench", 2, "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got none .*"},
+    {"", "bench", 2,
+     "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, attention, train\\), but got none .*"},
     {"", "frobnicate --help", 2, "ampkit: error: unknown command 'frobnicate' .*"},
     {"", "bench sgemm", 2,
-     "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, train\\), but got 'sgemm' .*"},
+     "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, attention, train\\), but got 'sgemm' .*"},
     {"", "bench --help", 0, ""},
     {"", "check fp32", 2, "ampkit check: error: expected a subcommand \\(kernels, fp16\\), but got 'fp32' .*"},
     // --help of every subcommand (stdout; nothing on stderr).

@@ -15,6 +15,8 @@ constexpr Command kCommands[] = {
     {"bench", "gemm", ampkit::tools::run_bench_gemm, "gemm GFLOP/s vs the machine's peaks, OpenBLAS, oneDNN"},
     {"bench", "linear", ampkit::tools::run_bench_linear, "Linear forward/backward GFLOP/s vs peaks and peers"},
     {"bench", "norm", ampkit::tools::run_bench_norm, "LayerNorm/RMSNorm speed vs copy bandwidth and oneDNN"},
+    {"bench", "attention", ampkit::tools::run_bench_attention,
+     "causal attention forward/backward TFLOP/s on the GPU vs the tensor-core ceiling"},
     {"bench", "train", ampkit::tools::run_bench_train,
      "one training step of the default GPT: nodes, rest, fused vs unfused"},
     {"check", "kernels", ampkit::tools::run_check_kernels,

@@ -1,5 +1,6 @@
-// The CUDA attention kernel lists (CUDA layer): one entry each, taking every dtype mix, layout
-// and shape. Read by the attention front end (src/ops/attention) and the tests.
+// The CUDA attention kernel lists (CUDA layer): the flash kernels first (bf16 / f16 at head dims
+// 32, 64, 128; they decline the rest with a reason), then the plain kernels taking every dtype
+// mix, layout and shape, then the reference. Read by the attention front end (src/ops/attention) and the tests.
 #include "cuda/attention/attention_cuda.hpp"
 #include "cuda/common/cuda_reference.hpp"
 #include "cuda/runtime/cuda_kernel_lists.hpp"
@@ -18,9 +19,12 @@ void attention_bwd_ref_cuda(const ops::AttentionBackwardProblem& p) {
   run_reference_on_host(p, ops::backend(Device::cpu).kernels().attention_backward);
 }
 
-constexpr ops::AttentionForwardEntry kForward[] = {{"attention_fwd_cuda", kCuda, nullptr, attention_forward_cuda},
-                                                   {"attention_fwd_ref_cuda", kCuda, nullptr, attention_fwd_ref_cuda}};
+constexpr ops::AttentionForwardEntry kForward[] = {
+    {"attention_fwd_flash_cuda", kCuda, attention_forward_flash_declines, attention_forward_flash},
+    {"attention_fwd_cuda", kCuda, nullptr, attention_forward_cuda},
+    {"attention_fwd_ref_cuda", kCuda, nullptr, attention_fwd_ref_cuda}};
 constexpr ops::AttentionBackwardEntry kBackward[] = {
+    {"attention_bwd_flash_cuda", kCuda, attention_backward_flash_declines, attention_backward_flash},
     {"attention_bwd_cuda", kCuda, nullptr, attention_backward_cuda},
     {"attention_bwd_ref_cuda", kCuda, nullptr, attention_bwd_ref_cuda}};
 

@@ -33,9 +33,18 @@ struct DeviceBuffer {
   ~DeviceBuffer() { cuda_free(p); }
 };
 
+std::optional<Epilogue> parse_epilogue(const std::string& s) {
+  for (Epilogue e : {Epilogue::DEFAULT, Epilogue::BIAS, Epilogue::GELU_BIAS, Epilogue::GELU_AUX_BIAS,
+                     Epilogue::DGELU_BGRAD, Epilogue::BGRADB})
+    if (s == epilogue_name(e)) return e;
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Fills device memory with `count` random values of dtype t (f32 and bf16 in [-1, 1], f16 in
 // +-[0.5, 1)), written through a host buffer.
-void fill(void* device, DType t, std::int64_t count, std::mt19937& rng) {
+void fill_device_random(void* device, DType t, std::int64_t count, std::mt19937& rng) {
   std::vector<unsigned char> host(static_cast<std::size_t>(count) * dtype_size(t));
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (std::int64_t i = 0; i < count; ++i) {
@@ -55,14 +64,16 @@ void fill(void* device, DType t, std::int64_t count, std::mt19937& rng) {
   cuda_copy_to_device(device, host.data(), host.size());
 }
 
-std::optional<Epilogue> parse_epilogue(const std::string& s) {
-  for (Epilogue e : {Epilogue::DEFAULT, Epilogue::BIAS, Epilogue::GELU_BIAS, Epilogue::GELU_AUX_BIAS,
-                     Epilogue::DGELU_BGRAD, Epilogue::BGRADB})
-    if (s == epilogue_name(e)) return e;
-  return std::nullopt;
+double measure_bf16_ceiling_tflops(std::int64_t s) {
+  DeviceBuffer a(static_cast<std::size_t>(s * s * 2)), b(static_cast<std::size_t>(s * s * 2)),
+      d(static_cast<std::size_t>(s * s * 2));
+  std::mt19937 rng(1);
+  fill_device_random(a.p, DType::bf16, s * s, rng);
+  fill_device_random(b.p, DType::bf16, s * s, rng);
+  auto peer = CublasLtPeer::make(Op::T, Op::N, s, s, s, DType::bf16, a.p, b.p, d.p);
+  const double ms = device_ms([&] { peer->run(); });
+  return 2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s) / (ms * 1e-3) / 1e12;
 }
-
-}  // namespace
 
 int run_bench_gemm_cuda(const Args& args) {
   std::optional<std::string> shapes, dtypes, epilogues, gelu;
@@ -117,19 +128,7 @@ int run_bench_gemm_cuda(const Args& args) {
 
   // The ceilings of this run: copy bandwidth and plain cuBLASLt bf16 at 8192^3.
   const double copy_gbps = measure_copy_gbps(std::size_t{1} << 30);
-  double ceiling_tflops = 0.0;
-  {
-    const std::int64_t s = quick ? 4096 : 8192;
-    DeviceBuffer a(static_cast<std::size_t>(s * s * 2)), b(static_cast<std::size_t>(s * s * 2)),
-        d(static_cast<std::size_t>(s * s * 2));
-    std::mt19937 rng(1);
-    fill(a.p, DType::bf16, s * s, rng);
-    fill(b.p, DType::bf16, s * s, rng);
-    auto peer = CublasLtPeer::make(Op::T, Op::N, s, s, s, DType::bf16, a.p, b.p, d.p);
-    const double ms = device_ms([&] { peer->run(); });
-    ceiling_tflops =
-        2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s) / (ms * 1e-3) / 1e12;
-  }
+  const double ceiling_tflops = measure_bf16_ceiling_tflops(quick ? 4096 : 8192);
   const std::string device = cuda_device_description(0);
   if (json) {
     std::printf("%s\n", JsonLine()
@@ -153,10 +152,10 @@ int run_bench_gemm_cuda(const Args& args) {
       DeviceBuffer a(static_cast<std::size_t>(m * k) * es), b(static_cast<std::size_t>(k * n) * es),
           d(static_cast<std::size_t>(m * n) * es), aux(static_cast<std::size_t>(m * n) * es),
           bias(static_cast<std::size_t>(m > n ? m : n) * es), bias_grad(static_cast<std::size_t>(m > n ? m : n) * es);
-      fill(a.p, t, m * k, rng);
-      fill(b.p, t, k * n, rng);
-      fill(aux.p, t, m * n, rng);
-      fill(bias.p, t, m > n ? m : n, rng);
+      fill_device_random(a.p, t, m * k, rng);
+      fill_device_random(b.p, t, k * n, rng);
+      fill_device_random(aux.p, t, m * n, rng);
+      fill_device_random(bias.p, t, m > n ? m : n, rng);
       auto peer = CublasLtPeer::make(Op::T, Op::N, m, n, k, t, a.p, b.p, d.p);
       const double plain_ms = device_ms([&] { peer->run(); });
       for (Epilogue e : epilogue_list) {
