@@ -7,6 +7,12 @@
 set(AMPKIT_PYTHON AUTO CACHE STRING "Build the Python module: AUTO (when pybind11 and Python3 are found), ON or OFF")
 set_property(CACHE AMPKIT_PYTHON PROPERTY STRINGS AUTO ON OFF)
 set(AMPKIT_HAVE_PYTHON OFF)
+# A sanitized module cannot be loaded by an interpreter that is not (the sanitizer's runtime must
+# come first), so AUTO leaves it out of sanitized builds; the plain build's tests cover it.
+if(AMPKIT_SANITIZE AND AMPKIT_PYTHON STREQUAL "AUTO")
+  message(STATUS "Python module: off (AUTO in a sanitized build: AMPKIT_SANITIZE=${AMPKIT_SANITIZE})")
+  return()
+endif()
 if(AMPKIT_PYTHON)  # AUTO and ON are true, OFF is false
   # Debian's python3-torch, python3-numpy and pybind11-dev belong to /usr/bin/python3: prefer it
   # to a PATH shim (pyenv) unless the caller names an interpreter or works in a venv / conda env.
