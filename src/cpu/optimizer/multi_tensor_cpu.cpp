@@ -1,9 +1,10 @@
 // The multi-tensor step on the cpu (kernels layer): each stage of ops::MultiTensorProblem over
 // its rows in host memory. multi_tensor_step_cpu calls the per-parameter ops (convert,
-// add_accumulate, global_grad_norm, all_finite, adamw_step, sgd_step: their selected kernels),
-// so a trainer on the multi-tensor step has the bits it had calling them one parameter at a
-// time; multi_tensor_step_reference runs the reference kernels (optimizer_reference.cpp) and a
-// plain accumulation loop. The decision is ops/optimizer/step_decision.hpp's, as on the GPU.
+// add_accumulate, global_grad_norm, all_finite) and the entries adamw_step / sgd_step select
+// (their problems built here from the rows, checked once when the step was built), so a trainer
+// on the multi-tensor step has the bits it had calling them one parameter at a time;
+// multi_tensor_step_reference runs the reference kernels (the lists' last entries, the plain
+// norm and check) and a plain accumulation loop. The decision is ops/optimizer/step_decision.hpp's, as on the GPU.
 #include <cstdint>
 
 #include "ampkit/ops/convert.hpp"
@@ -27,6 +28,16 @@ std::int64_t windowed_step(const ops::MultiTensorProblem& p) {
     return -1;
   }
   return s.steps;
+}
+
+// One row's update on the entry adamw_step / sgd_step would select (the reference: the list's
+// last entry). The rows were checked once when the step was built, so no per-row validation.
+template <bool kReference, class Entry, class Problem>
+void run_entry(std::span<const Entry> list, const Problem& q) {
+  if constexpr (kReference)
+    list.back().run(q);
+  else
+    ops::select_kernel(list, q).run(q);
 }
 
 template <bool kReference>
@@ -61,81 +72,45 @@ void run_multi(const ops::MultiTensorProblem& p) {
       if (s.skip != 0) return;
       const std::int64_t step = windowed_step(p);
       if (step < 0) return;
-      for (std::size_t i = 0; i < p.rows.size(); ++i) {
-        const ops::MultiTensorRow& r = p.rows[i];
+      for (const ops::MultiTensorRow& r : p.rows) {
         if (r.n == 0) continue;
-        const float wd = r.decay ? p.adamw.weight_decay : 0.0f;
-        if constexpr (kReference) {
-          ops::AdamWProblem q;
-          q.n = r.n;
-          q.param = r.param;
-          q.grad = r.grad;
-          q.grad_dtype = r.grad_dtype;
-          q.m = r.m;
-          q.v = r.v;
-          q.param_copy = r.param_copy;
-          q.param_copy_dtype = r.copy_dtype;
-          q.lr = p.adamw.lr;
-          q.beta1 = p.adamw.beta1;
-          q.beta2 = p.adamw.beta2;
-          q.eps = p.adamw.eps;
-          q.weight_decay = wd;
-          q.grad_scale = s.grad_scale;
-          q.step = step;
-          adamw_reference(q);
-        } else {
-          AdamWArgs a;
-          const TensorView& g = p.grads[i];
-          a.param = TensorView(r.param, DType::f32, g.shape.data(), g.rank);
-          a.grad = g;
-          a.m = TensorView(r.m, DType::f32, g.shape.data(), g.rank);
-          a.v = TensorView(r.v, DType::f32, g.shape.data(), g.rank);
-          if (r.param_copy != nullptr) a.param_copy = TensorView(r.param_copy, r.copy_dtype, g.shape.data(), g.rank);
-          a.lr = p.adamw.lr;
-          a.beta1 = p.adamw.beta1;
-          a.beta2 = p.adamw.beta2;
-          a.eps = p.adamw.eps;
-          a.weight_decay = wd;
-          a.grad_scale = s.grad_scale;
-          a.step = step;
-          adamw_step(a);
-        }
+        ops::AdamWProblem q;
+        q.n = r.n;
+        q.param = r.param;
+        q.grad = r.grad;
+        q.grad_dtype = r.grad_dtype;
+        q.m = r.m;
+        q.v = r.v;
+        q.param_copy = r.param_copy;
+        q.param_copy_dtype = r.copy_dtype;
+        q.lr = p.adamw.lr;
+        q.beta1 = p.adamw.beta1;
+        q.beta2 = p.adamw.beta2;
+        q.eps = p.adamw.eps;
+        q.weight_decay = r.decay ? p.adamw.weight_decay : 0.0f;
+        q.grad_scale = s.grad_scale;
+        q.step = step;
+        run_entry<kReference>(adamw_kernels(), q);
       }
       return;
     }
     case ops::MultiTensorOp::sgd: {
       if (s.skip != 0) return;
-      for (std::size_t i = 0; i < p.rows.size(); ++i) {
-        const ops::MultiTensorRow& r = p.rows[i];
+      for (const ops::MultiTensorRow& r : p.rows) {
         if (r.n == 0) continue;
-        const float wd = r.decay ? p.sgd.weight_decay : 0.0f;
-        if constexpr (kReference) {
-          ops::SgdProblem q;
-          q.n = r.n;
-          q.param = r.param;
-          q.grad = r.grad;
-          q.grad_dtype = r.grad_dtype;
-          q.momentum_buffer = r.m;
-          q.param_copy = r.param_copy;
-          q.param_copy_dtype = r.copy_dtype;
-          q.lr = p.sgd.lr;
-          q.momentum = p.sgd.momentum;
-          q.weight_decay = wd;
-          q.grad_scale = s.grad_scale;
-          sgd_reference(q);
-        } else {
-          SgdArgs a;
-          const TensorView& g = p.grads[i];
-          a.param = TensorView(r.param, DType::f32, g.shape.data(), g.rank);
-          a.grad = g;
-          if (r.m != nullptr) a.momentum_buffer = TensorView(r.m, DType::f32, g.shape.data(), g.rank);
-          if (r.param_copy != nullptr) a.param_copy = TensorView(r.param_copy, r.copy_dtype, g.shape.data(), g.rank);
-          a.lr = p.sgd.lr;
-          a.momentum = p.sgd.momentum;
-          a.weight_decay = wd;
-          a.grad_scale = s.grad_scale;
-          sgd_step(a);
-        }
+        ops::SgdProblem q;
+        q.n = r.n;
+        q.param = r.param;
+        q.grad = r.grad;
+        q.grad_dtype = r.grad_dtype;
+        q.momentum_buffer = r.m;
+        q.param_copy = r.param_copy;
+        q.param_copy_dtype = r.copy_dtype;
+        q.lr = p.sgd.lr;
+        q.momentum = p.sgd.momentum;
+        q.weight_decay = r.decay ? p.sgd.weight_decay : 0.0f;
+        q.grad_scale = s.grad_scale;
+        run_entry<kReference>(sgd_kernels(), q);
       }
       return;
     }
