@@ -2,17 +2,14 @@
 // constants, the tanh form's argument 2u and slope u', the cancellation-free tanh derivative
 // s + 2 x s (1 - s) u', and the erf form's value and derivative. Each backend hands in its own
 // elementary functions (CPU: gemm_math::exp_f32; CUDA: expf, erfcf), so one expression gives
-// each backend the bits it always gave. AMPKIT_HOST_DEVICE is `__host__ __device__` under nvcc
-// and empty for the host compiler; static inline, so each ISA file keeps its own copy.
+// each backend the bits it always gave. AMPKIT_HOST_DEVICE (core/host_device.hpp) is
+// `__host__ __device__` under nvcc and empty for the host compiler; static inline, so each ISA
+// file keeps its own copy.
 // Used by src/cpu/math/gelu_math.hpp and src/cuda/{activation,gemm}. The double reference of
 // the tests is src/cpu/math/gelu_reference_math.hpp.
 #pragma once
 
-#if defined(__CUDACC__)
-#define AMPKIT_HOST_DEVICE __host__ __device__
-#else
-#define AMPKIT_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace ampkit::ops::gelu_scalar {
 

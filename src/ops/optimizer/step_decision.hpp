@@ -1,8 +1,8 @@
 // The step decision of the multi-tensor step (ops layer, internal): from the sum of squares of
 // the gradients, the clip coefficient, the gradient scale, the skip flag and the dynamic loss
-// scale update. One definition compiled for the host (src/ops/optimizer/, src/train/loss_scaler.cpp)
-// and for the device (src/cuda/optimizer/), so the rule and its bits are the same on both: double
-// and float operations without any multiply-add pair (nothing for a compiler to contract).
+// scale update. One definition compiled for the host (src/ops/optimizer/; train::LossScaler through
+// apply_loss_scale_rule) and for the device (src/cuda/optimizer/), so the rule and its bits are the same on both:
+// double and float operations without any multiply-add pair (nothing for a compiler to contract).
 #pragma once
 
 #include <cfloat>
@@ -10,12 +10,7 @@
 #include <cstdint>
 
 #include "ampkit/ops/optimizer.hpp"
-
-#if defined(__CUDACC__)
-#define AMPKIT_HOST_DEVICE __host__ __device__
-#else
-#define AMPKIT_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace ampkit::ops {
 
