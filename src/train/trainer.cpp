@@ -215,7 +215,9 @@ struct OptimizerState {
   StepScalars known;
 };
 
-// fp16 dynamic loss scaling (the scaler runs only when the compute is f16).
+// fp16 dynamic loss scaling (on only when the compute is f16). The running state (scale, good
+// and skipped steps) is in the step's StepScalars; the scaler checks the config and a restored
+// state and gives the step its rule.
 struct LossScaling {
   LossScaler scaler;
   bool enabled = false;
@@ -364,16 +366,12 @@ struct Trainer::State {
       q.decay = p.decay;
       rows.push_back(q);
     }
-    StepRule rule;
+    StepRule rule = scaling.scaler.rule();  // the loss scaler's growth, backoff, floor and interval
     rule.clip_norm = config.clip_norm;
     rule.divisor = static_cast<double>(micro) * averaging.ranks();
     rule.loss_scaling = scaling.enabled;
-    const LossScaleConfig& ls = config.loss_scale;
-    rule.growth = ls.growth;
-    rule.backoff = ls.backoff;
-    rule.min_scale = ls.min_scale;
-    rule.growth_interval = ls.growth_interval;
-    optimizer.step = std::make_unique<MultiTensorStep>(rows, rule, device, config.device_index, ls.initial_scale);
+    optimizer.step =
+        std::make_unique<MultiTensorStep>(rows, rule, device, config.device_index, config.loss_scale.initial_scale);
     optimizer.known = optimizer.step->read();
     compiled.exec->bind(compiled.loss_seed, &optimizer.step->scalars()->seed);
   }
