@@ -7,7 +7,6 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -47,23 +46,44 @@ struct TrainShape {
   double tokens() const { return static_cast<double>(batch * context); }
 };
 
-Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape& shape) {
+// The measured GPT and its trainer's config (ampkit train's optimizer and clipping).
+train::GptConfig bench_model(const TrainShape& shape) {
   train::GptConfig model;
   model.vocab = 113, model.seq_len = shape.context, model.dim = shape.width, model.heads = shape.heads;
   model.layers = shape.depth;
+  return model;
+}
+train::TrainerConfig bench_config(const TrainShape& shape, DType compute) {
   train::TrainerConfig config;
-  config.batch = shape.batch, config.compute = compute, config.fuse = fuse, config.clip_norm = 1.0f, config.seed = 1;
+  config.batch = shape.batch, config.compute = compute, config.clip_norm = 1.0f, config.seed = 1;
   config.device = shape.cuda ? Device::cuda : Device::cpu;
   config.optimizer.lr = 1e-3f, config.optimizer.weight_decay = 0.1f;
-  train::Trainer trainer = train::Trainer::gpt(model, config);
-  const std::size_t count = static_cast<std::size_t>(config.batch * model.seq_len);
-  std::vector<std::int32_t> tokens(count), targets(count);
-  std::uint64_t state = 1;  // a fixed token stream; the speed does not depend on the values
-  for (std::size_t i = 0; i < count; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    tokens[i] = static_cast<std::int32_t>((state >> 33) % 113);
-    targets[i] = static_cast<std::int32_t>((state >> 13) % 113);
+  return config;
+}
+
+// A fixed stream of batch x context token ids and targets from `seed` (the speed does not
+// depend on the values).
+struct TokenStream {
+  std::vector<std::int32_t> tokens, targets;
+  TokenStream(const TrainShape& shape, std::uint64_t seed) {
+    const auto count = static_cast<std::size_t>(shape.batch * shape.context);
+    tokens.resize(count), targets.resize(count);
+    std::uint64_t state = seed;
+    for (std::size_t i = 0; i < count; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      tokens[i] = static_cast<std::int32_t>((state >> 33) % 113);
+      targets[i] = static_cast<std::int32_t>((state >> 13) % 113);
+    }
   }
+};
+
+Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape& shape) {
+  train::TrainerConfig config = bench_config(shape, compute);
+  config.fuse = fuse;
+  train::Trainer trainer = train::Trainer::gpt(bench_model(shape), config);
+  const TokenStream stream(shape, 1);
+  const std::vector<std::int32_t>& tokens = stream.tokens;
+  const std::vector<std::int32_t>& targets = stream.targets;
   for (int i = 0; i < 3; ++i) trainer.step(tokens, targets);  // warm-up: plan, workspaces, pages
   // Heap in use across steps with no bookkeeping of this benchmark in between.
   const long long heap_before = static_cast<long long>(mallinfo2().uordblks);
@@ -158,21 +178,12 @@ int bench_ranks(int ranks, DType compute, const std::string& precision, std::int
     throw cli::UsageError(detail::concat("--ranks ", ranks, " needs mpirun -np ", ranks, ", but this job has ",
                                          comm->size(), comm->size() == 1 ? " process" : " processes"));
   return dist::abort_job_on_error(*comm, [&] {
-    train::GptConfig model;
-    model.vocab = 113, model.seq_len = shape.context, model.dim = shape.width, model.heads = shape.heads;
-    model.layers = shape.depth;
-    train::TrainerConfig config;
-    config.batch = shape.batch, config.compute = compute, config.clip_norm = 1.0f, config.seed = 1;
-    config.optimizer.lr = 1e-3f, config.optimizer.weight_decay = 0.1f;
+    const train::GptConfig model = bench_model(shape);
+    train::TrainerConfig config = bench_config(shape, compute);
     config.bucket_bytes = bucket_bytes, config.zero = zero;
-    const std::size_t count = static_cast<std::size_t>(config.batch * model.seq_len);
-    std::vector<std::int32_t> tokens(count), targets(count);
-    std::uint64_t state = 1 + static_cast<std::uint64_t>(comm->rank());
-    for (std::size_t i = 0; i < count; ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      tokens[i] = static_cast<std::int32_t>((state >> 33) % 113);
-      targets[i] = static_cast<std::int32_t>((state >> 13) % 113);
-    }
+    const TokenStream stream(shape, 1 + static_cast<std::uint64_t>(comm->rank()));  // each rank its own rows
+    const std::vector<std::int32_t>& tokens = stream.tokens;
+    const std::vector<std::int32_t>& targets = stream.targets;
     const auto time_steps = [&](train::Trainer& t) {
       for (int i = 0; i < 3; ++i) t.step(tokens, targets);
       std::vector<double> v;
@@ -277,15 +288,11 @@ int run_bench_train(const Args& args) {
   const std::int64_t n = steps.value_or(20);
   if (thread_counts.empty()) thread_counts.push_back(num_threads());
   if (ranks) {
-    double mb = 0.25;
-    if (bucket_mb) {
-      const auto r = std::from_chars(bucket_mb->data(), bucket_mb->data() + bucket_mb->size(), mb);
-      if (r.ec != std::errc() || r.ptr != bucket_mb->data() + bucket_mb->size() || !(mb >= 0.0 && mb <= 4096.0))
-        cli::usage_fail("--bucket-mb expects a number in [0, 4096], but got '", *bucket_mb, "'");
-    }
+    const std::size_t bucket_bytes =
+        bucket_mb ? static_cast<std::size_t>(cli::parse_number(*bucket_mb, "--bucket-mb", 0.0, 4096.0) * 1048576.0)
+                  : train::TrainerConfig{}.bucket_bytes;
     set_num_threads(thread_counts.front());
-    return bench_ranks(static_cast<int>(*ranks), compute, p, n, shape, static_cast<std::size_t>(mb * 1048576.0),
-                       zero == "1" ? 1 : 0, json);
+    return bench_ranks(static_cast<int>(*ranks), compute, p, n, shape, bucket_bytes, zero == "1" ? 1 : 0, json);
   }
   if (bucket_mb || zero) cli::usage_fail("--bucket-mb and --zero need --ranks");
   const bool with_peer = peer.value_or("pytorch") == "pytorch";

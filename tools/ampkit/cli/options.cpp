@@ -14,6 +14,15 @@
 
 namespace ampkit::tools::cli {
 
+double parse_number(std::string_view text, std::string_view option, double lo, double hi) {
+  double v = 0.0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v) || v < lo ||
+      v > hi)
+    usage_fail(option, " expects a number in [", lo, ", ", hi, "], but got '", text, "'");
+  return v;
+}
+
 OptionParser::OptionParser(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
 

@@ -34,6 +34,10 @@ template <typename... Parts>
   throw UsageError(ampkit::detail::concat(std::forward<Parts>(parts)...));
 }
 
+/// The option value `text` as a finite number in [lo, hi] (bounds inclusive); throws
+/// UsageError naming `option` otherwise.
+double parse_number(std::string_view text, std::string_view option, double lo, double hi);
+
 /// The options of one subcommand, each bound to a typed destination, parsed once.
 /// Accepts "--name value", "--name=value", and -h / --help; an option may be given once.
 class OptionParser {

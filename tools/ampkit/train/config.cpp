@@ -13,6 +13,7 @@
 
 namespace ampkit::tools::train {
 
+using cli::parse_number;
 using cli::usage_fail;
 
 const char* const kTrainSummary =
@@ -28,15 +29,6 @@ constexpr double kMaxLossScale = 16777216.0;  // 2^24
 std::string number_text(double v) { return tools::json_number(v); }
 
 }  // namespace
-
-double parse_number(std::string_view text, std::string_view option, double lo, double hi) {
-  double v = 0.0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v) || v < lo ||
-      v > hi)
-    usage_fail(option, " expects a number in [", lo, ", ", hi, "], but got '", text, "'");
-  return v;
-}
 
 std::string_view model_kind_name(ModelKind m) { return m == ModelKind::gpt ? "gpt" : "mlp"; }
 std::string_view precision_name(Precision p) {

@@ -36,10 +36,6 @@ struct LossScaleSetting {
 /// Parses "dynamic", "off" or a positive finite number (at most 2^24); throws cli::UsageError.
 LossScaleSetting parse_loss_scale(std::string_view text);
 
-/// The option value `text` as a finite number in [lo, hi] (bounds inclusive); throws
-/// cli::UsageError naming `option` otherwise.
-double parse_number(std::string_view text, std::string_view option, double lo, double hi);
-
 struct TrainConfig {
   // The model (a checkpoint must match these).
   ModelKind model = ModelKind::gpt;

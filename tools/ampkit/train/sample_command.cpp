@@ -43,7 +43,7 @@ int run_sample(const Args& args) {
           "character the model has not seen.");
   if (!p.parse(args)) return 0;
   if (!checkpoint) cli::usage_fail("--checkpoint FILE is required");
-  const double temperature = temperature_text ? parse_number(*temperature_text, "--temperature", 0.0, 100.0) : 0.8;
+  const double temperature = temperature_text ? cli::parse_number(*temperature_text, "--temperature", 0.0, 100.0) : 0.8;
 
   const TrainCheckpoint saved = load_run_checkpoint(*checkpoint);
   const std::vector<std::int32_t> prompt_tokens = saved.vocabulary.encode(prompt.value_or(""), "--prompt");
