@@ -1,5 +1,6 @@
 # Every op against PyTorch's own result (in float64, on the same rounded inputs) within the bound
 # of tests/python/bounds.py; outputs given are written in place (zero-copy).
+import os
 import math
 
 import pytest
@@ -244,6 +245,9 @@ def test_kernel_names_and_checks():
         ref_name = ampkit.layer_norm_forward_kernel_name(x, y)
     finally:
         ampkit.set_reference_kernels(False)
-    assert ref_name.endswith("_ref") and ref_name != name
+    assert ref_name.endswith("_ref")
+    # Under AMPKIT_ISA=ref (one of CI's passes) the best entry already is the reference.
+    if os.environ.get("AMPKIT_ISA") != "ref":
+        assert ref_name != name
     lists = ampkit.kernel_lists()
     assert any(op == "gemm" for op, _, _ in lists)
