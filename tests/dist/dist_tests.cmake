@@ -38,3 +38,10 @@ foreach(mode throw unwind stall kill)
   set_tests_properties(dist_mpi_rank_failure_${mode} PROPERTIES TIMEOUT 60
                        ENVIRONMENT "${dist_env};AMPKIT_DIST_TIMEOUT_S=2")
 endforeach()
+
+# A program that initialized MPI below MPI_THREAD_SERIALIZED gets a clear refusal, not a race.
+add_executable(ampkit_dist_thread_level_test ${CMAKE_CURRENT_LIST_DIR}/thread_level_mpi_main.cpp)
+target_link_libraries(ampkit_dist_thread_level_test PRIVATE ampkit MPI::MPI_CXX)
+add_dependencies(ampkit_tests ampkit_dist_thread_level_test)
+add_test(NAME dist_mpi_thread_level_refused COMMAND ${dist_mpirun} -np 1 $<TARGET_FILE:ampkit_dist_thread_level_test>)
+set_tests_properties(dist_mpi_thread_level_refused PROPERTIES TIMEOUT 60 ENVIRONMENT "${dist_env}" SKIP_RETURN_CODE 77)

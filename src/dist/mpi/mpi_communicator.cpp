@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ampkit/core/error.hpp"
@@ -58,6 +58,15 @@ class MpiCommunicator final : public Communicator {
       if (rc != MPI_SUCCESS) fail_with(ErrorKind::unsupported, fn, "MPI_Init_thread failed: ", mpi_error_string(rc));
       g_we_initialized = true;
     }
+    // The collective queue calls MPI from its own thread, one call at a time: SERIALIZED is the
+    // least that is correct, also when the caller initialized MPI itself.
+    int provided = 0;
+    check(fn, "MPI_Query_thread", MPI_Query_thread(&provided));
+    if (provided < MPI_THREAD_SERIALIZED)
+      fail_with(ErrorKind::unsupported, fn, "MPI must provide MPI_THREAD_SERIALIZED (", MPI_THREAD_SERIALIZED,
+                ") or more, but provides level ", provided,
+                g_we_initialized ? " (this MPI build has no thread support)"
+                                 : " (the program called MPI_Init or MPI_Init_thread with a lower level)");
     check(fn, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
     ++g_live;
     check(fn, "MPI_Comm_set_errhandler", MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
