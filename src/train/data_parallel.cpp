@@ -180,10 +180,10 @@ void GradientAveraging::gather_moments(std::span<std::vector<float>* const> full
   }
 }
 
-void GradientAveraging::load_moments(std::span<const std::vector<float>* const> full) {
-  for (std::size_t k = 0; k < moments_.size(); ++k)
-    for (const Slice& s : shard())
-      std::memcpy(moments_[k].data() + s.state, full[k][s.param].data() + s.offset, s.count * sizeof(float));
+void GradientAveraging::load_moment(int k, int param, const float* values) {
+  for (const Slice& s : shard())
+    if (s.param == param)
+      std::memcpy(moments_[static_cast<std::size_t>(k)].data() + s.state, values + s.offset, s.count * sizeof(float));
 }
 
 std::size_t GradientAveraging::moment_bytes() const {

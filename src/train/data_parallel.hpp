@@ -90,10 +90,11 @@ class GradientAveraging {
   // (`params[i]`: parameter i's fp32 values, numel elements) reach every rank (all_gather).
   void gather_parameters(std::span<float* const> params);
   // ZeRO-1: the full moments `full[k][i]` (moment k of parameter i) from every rank's shard
-  // (all_gather; every rank must call it), and back: this rank's shard from `full`.
-  // full[k] points at the per-parameter vectors of moment k.
+  // (all_gather; every rank must call it); full[k] points at the per-parameter vectors of
+  // moment k. And back, one tensor at a time: this rank's slices of moment k of parameter
+  // `param` from `values` (the parameter's full numel floats).
   void gather_moments(std::span<std::vector<float>* const> full);
-  void load_moments(std::span<const std::vector<float>* const> full);
+  void load_moment(int k, int param, const float* values);
   // Bytes of optimizer state this rank holds for the step (ZeRO-1: the shard's moments).
   std::size_t moment_bytes() const;
 

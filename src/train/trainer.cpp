@@ -293,8 +293,9 @@ struct Trainer::State {
   GradientAveraging averaging;
   std::vector<float*> param_data;  // each parameter's fp32 master (ZeRO-1's all_gather)
 
-  // ZeRO-1: the full-size moments tensors() shows (a staging copy, allocated on first use and
-  // filled by gather_state()), and their pointer lists for the averaging.
+  // ZeRO-1: the full-size moments tensors() shows (a staging copy, allocated on first use,
+  // filled by gather_state() and freed by the next step, so that between checkpoints a rank
+  // holds its 1/N), and their pointer lists for the averaging.
   std::vector<std::vector<float>*> staged_moments() {
     if (optimizer.sharded && optimizer.moments > 0 && optimizer.m.front().empty())
       for (std::size_t i = 0; i < params.size(); ++i) {
@@ -304,6 +305,18 @@ struct Trainer::State {
     std::vector<std::vector<float>*> out{optimizer.m.data(), optimizer.v.data()};
     out.resize(static_cast<std::size_t>(optimizer.moments));
     return out;
+  }
+  void release_staged_moments() {
+    if (!optimizer.sharded) return;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      std::vector<float>().swap(optimizer.m[i]);
+      std::vector<float>().swap(optimizer.v[i]);
+    }
+  }
+  // The name of moment k (0: m or momentum, 1: v) of parameter i in tensors() and checkpoints.
+  std::string moment_name(std::size_t i, int k) const {
+    if (config.optimizer.kind != OptimizerKind::adamw) return params[i].name + ":momentum";
+    return params[i].name + (k == 0 ? ":adam_m" : ":adam_v");
   }
 
   State(const TrainerConfig& c, ModelShape s) : config(c), shape(std::move(s)), scaling{LossScaler(c.loss_scale)} {}
@@ -530,6 +543,7 @@ StepResult Trainer::step(std::span<const std::int32_t> tokens, std::span<const s
   BatchBuffers::check_ids(fn, "tokens", tokens, micro * s.shape.batch, s.shape);
   BatchBuffers::check_ids(fn, "targets", targets, micro * s.shape.batch, s.shape);
   StepResult r;
+  s.release_staged_moments();
   MultiTensorStep& step = *s.optimizer.step;
   const float* loss_value = static_cast<const float*>(s.compiled.exec->view(s.compiled.loss).data);
   const int nodes = static_cast<int>(s.compiled.exec->graph().nodes.size());
@@ -637,12 +651,11 @@ std::vector<NamedTensor> Trainer::tensors() {
   s.staged_moments();
   std::vector<NamedTensor> out;
   for (Param& p : s.params) out.push_back({p.name, DType::f32, p.shape, p.data.data()});
-  const bool adamw = s.config.optimizer.kind == OptimizerKind::adamw;
   for (std::size_t i = 0; i < s.params.size(); ++i) {
-    const Param& p = s.params[i];
     if (s.optimizer.m[i].empty()) continue;
-    out.push_back({p.name + (adamw ? ":adam_m" : ":momentum"), DType::f32, p.shape, s.optimizer.m[i].data()});
-    if (adamw) out.push_back({p.name + ":adam_v", DType::f32, p.shape, s.optimizer.v[i].data()});
+    out.push_back({s.moment_name(i, 0), DType::f32, s.params[i].shape, s.optimizer.m[i].data()});
+    if (s.optimizer.moments > 1)
+      out.push_back({s.moment_name(i, 1), DType::f32, s.params[i].shape, s.optimizer.v[i].data()});
   }
   return out;
 }
@@ -654,18 +667,27 @@ std::vector<std::string> Trainer::parameter_names() const {
 }
 
 void Trainer::set_tensor(const std::string& name, std::span<const float> values) {
-  for (NamedTensor& t : tensors())
-    if (t.name == name) {
-      if (static_cast<std::int64_t>(values.size()) != t.numel())
-        fail("train::Trainer::set_tensor", "'", name, "' has ", t.numel(), " elements, but got ", values.size());
-      std::memcpy(t.data, values.data(), values.size() * sizeof(float));
-      if (state_->optimizer.sharded) {
-        const std::vector<std::vector<float>*> full = state_->staged_moments();
-        state_->averaging.load_moments(std::vector<const std::vector<float>*>(full.begin(), full.end()));
-      }
+  State& s = *state_;
+  const char* fn = "train::Trainer::set_tensor";
+  const auto copy_into = [&](float* to, std::size_t numel) {
+    if (values.size() != numel) fail(fn, "'", name, "' has ", numel, " elements, but got ", values.size());
+    if (to != nullptr) std::memcpy(to, values.data(), numel * sizeof(float));
+  };
+  s.host_state();
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    std::vector<float>& p = s.params[i].data;
+    if (s.params[i].name == name) return copy_into(p.data(), p.size());
+    for (int k = 0; k < s.optimizer.moments; ++k) {
+      if (s.moment_name(i, k) != name) continue;
+      std::vector<float>& full = k == 0 ? s.optimizer.m[i] : s.optimizer.v[i];
+      if (!s.optimizer.sharded) return copy_into(full.data(), full.size());
+      // ZeRO-1: this rank's slices of the tensor (and the staging copy, if one is held).
+      copy_into(full.empty() ? nullptr : full.data(), p.size());
+      s.averaging.load_moment(k, static_cast<int>(i), values.data());
       return;
     }
-  fail("train::Trainer::set_tensor", "no tensor is named '", name, "'");
+  }
+  fail(fn, "no tensor is named '", name, "'");
 }
 
 std::int64_t Trainer::step_count() const { return state_->optimizer.known.steps; }

@@ -169,12 +169,14 @@ class Trainer {
   void logits(std::span<const std::int32_t> tokens, std::span<float> out);
 
   /// Every named tensor: the parameters first (in model order), then the optimizer state (under
-  /// ZeRO-1: the copy of the last gather_state(); set_tensor also sets this rank's shard).
+  /// ZeRO-1: the copy of the last gather_state() since the last step, which frees it; zeros when
+  /// none was gathered). The views stay valid until the next step().
   std::vector<NamedTensor> tensors();
   /// Names of the parameters only, in model order.
   std::vector<std::string> parameter_names() const;
-  /// Copies `values` (numel floats) into the tensor `name`. Throws ampkit::Error on an unknown
-  /// name or a wrong count. The compute copies are refreshed at the next step.
+  /// Copies `values` (numel floats) into the tensor `name` (under ZeRO-1, a moment: this rank's
+  /// shard of it). Throws ampkit::Error on an unknown name or a wrong count. The compute copies
+  /// are refreshed at the next step.
   void set_tensor(const std::string& name, std::span<const float> values);
 
   /// The learning rate of the next steps (a schedule sets it before each step); finite, >= 0.
