@@ -11,6 +11,7 @@
 #include "cpu/embedding/embedding_kernels.hpp"
 #include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/norm/norm_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 #include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/backend.hpp"
 #include "ops/kernel_lists.hpp"

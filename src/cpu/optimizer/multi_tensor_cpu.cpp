@@ -11,7 +11,7 @@
 #include "ampkit/ops/elementwise.hpp"
 #include "ampkit/ops/optimizer.hpp"
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 #include "ops/optimizer/step_decision.hpp"
 
 namespace ampkit::cpu {

@@ -10,7 +10,7 @@
 
 #include "ampkit/core/threading.hpp"
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit::cpu {
 namespace {

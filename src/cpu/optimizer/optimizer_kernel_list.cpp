@@ -1,6 +1,6 @@
 // The optimizer kernel lists (kernels layer): best first, reference last. Read by
 // src/ops/optimizer/optimizer_front_end.cpp and the tests.
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "cpu/elementwise/element_io.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit::cpu {
 

@@ -18,7 +18,7 @@
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
 #include "ops/elementwise/op_test_support.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 #include "ops/optimizer/optimizer_test_support.hpp"
 
 namespace ampkit {

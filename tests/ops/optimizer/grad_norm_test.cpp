@@ -15,7 +15,7 @@
 #include "ampkit/ops/optimizer.hpp"
 #include "core/element.hpp"
 #include "ops/elementwise/op_test_support.hpp"
-#include "ops/optimizer/optimizer_kernels.hpp"
+#include "cpu/optimizer/optimizer_kernels.hpp"
 
 namespace ampkit {
 namespace {
