@@ -37,6 +37,7 @@ const Invocation kInvocations[] = {
     // The command table.
     {"", "", 2, "usage: ampkit <command> \\[options\\].*"},
     {"", "--help", 0, ""},
+    {"", "--version", 0, ""},
     {"", "frobnicate", 2, "ampkit: error: unknown command 'frobnicate' \\(ampkit --help lists the commands\\)"},
     {"", "bench", 2,
      "ampkit bench: error: expected a subcommand \\(gemm, linear, norm, attention, train\\), but got none .*"},

@@ -12,13 +12,16 @@
 #include "ampkit/ops/convert.hpp"
 #include "ampkit/ops/gemm.hpp"
 #include "ampkit/ops/norm.hpp"
+#include "ampkit/version.hpp"
 #include "tools/ampkit/cli/options.hpp"
 #include "tools/ampkit/commands.hpp"
+#include "tools/ampkit/common/build_info.hpp"
 
 namespace ampkit::tools {
 namespace {
 
 void print_machine() {
+  std::printf("ampkit: %s (commit %s)\n", AMPKIT_VERSION, build_commit());
   const CpuFeatures& f = cpu_features();
   std::printf("cpu: avx2+fma+f16c=%s avx512(f,bw,dq,vl)=%s avx512_bf16=%s avx512_fp16=%s amx_bf16=%s\n",
               f.avx2 ? "yes" : "no", f.avx512 ? "yes" : "no", f.avx512bf16 ? "yes" : "no", f.avx512fp16 ? "yes" : "no",

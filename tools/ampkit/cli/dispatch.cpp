@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "ampkit/version.hpp"
+#include "tools/ampkit/common/build_info.hpp"
+
 namespace ampkit::tools::cli {
 namespace {
 
@@ -21,7 +24,7 @@ std::string label(const Command& c) {
 }
 
 void print_usage(std::FILE* out, std::span<const Command> commands) {
-  std::fprintf(out, "usage: ampkit <command> [options]   (ampkit <command> --help)\n\ncommands:\n");
+  std::fprintf(out, "usage: ampkit <command> [options]   (ampkit <command> --help; ampkit --version)\n\ncommands:\n");
   for (const Command& c : commands)
     std::fprintf(out, "  %-14s %.*s\n", label(c).c_str(), static_cast<int>(c.summary.size()), c.summary.data());
   std::fprintf(out,
@@ -84,6 +87,10 @@ int run_main(int argc, char** argv, std::span<const Command> commands) {
     // Asked for: stdout, exit 0. No command at all: a usage error, stderr, exit 2.
     print_usage(argc < 2 ? stderr : stdout, commands);
     return argc < 2 ? kExitUsage : kExitOk;
+  }
+  if (std::string_view(argv[1]) == "--version") {
+    std::printf("ampkit %s (commit %s)\n", AMPKIT_VERSION, build_commit());
+    return kExitOk;
   }
   int first_arg = 2;
   const Command* command = find_command(argc, argv, commands, &first_arg);

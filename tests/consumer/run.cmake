@@ -1,0 +1,55 @@
+# CTest's install_and_consume (cmake/install.cmake): installs BUILD_DIR into a staging prefix
+# under WORK_DIR (DESTDIR, so no absolute destination escapes it), then builds and runs
+# tests/consumer against it twice: through find_package(ampkit CONFIG) and through pkg-config
+# (when pkg-config is installed), and runs the installed `ampkit --version`.
+# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR CXX LAUNCHER VERSION EXTRA_FLAGS (sanitizer flags).
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGN}")
+    message(FATAL_ERROR "install_and_consume: '${cmd}' failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(stage ${WORK_DIR}/stage)
+set(prefix ${stage}/ampkit)
+step(${CMAKE_COMMAND} -E env DESTDIR=${stage} ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix /ampkit)
+foreach(f include/ampkit/version.hpp include/ampkit/ops/gemm.hpp bin/ampkit share/doc/ampkit/LICENSE)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "install_and_consume: ${f} was not installed under ${prefix}")
+  endif()
+endforeach()
+
+step(${prefix}/bin/ampkit --version)
+if(NOT step_output MATCHES "^ampkit ${VERSION} \\(commit ([0-9a-f]+(-dirty)?|unknown)\\)")
+  message(FATAL_ERROR "install_and_consume: the installed ampkit --version printed '${step_output}'")
+endif()
+
+set(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX})
+if(LAUNCHER)
+  list(APPEND configure -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+if(EXTRA_FLAGS)
+  list(APPEND configure "-DCMAKE_CXX_FLAGS=${EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_FLAGS}")
+endif()
+step(${configure})
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${WORK_DIR}/build/consumer)
+message(STATUS "find_package: ${step_output}")
+
+find_program(PKG_CONFIG pkg-config)
+if(PKG_CONFIG)
+  step(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/lib/pkgconfig ${PKG_CONFIG} --cflags --libs ampkit)
+  string(STRIP "${step_output}" flags)
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  separate_arguments(extra UNIX_COMMAND "${EXTRA_FLAGS}")
+  step(${CXX} ${extra} ${SOURCE_DIR}/tests/consumer/main.cpp -o ${WORK_DIR}/consumer_pc ${flags})
+  step(${WORK_DIR}/consumer_pc)
+  message(STATUS "pkg-config: ${step_output}")
+else()
+  message(STATUS "pkg-config: not installed, that half skipped")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})
