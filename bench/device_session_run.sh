@@ -32,6 +32,7 @@ done
 for t in base new new base; do
   timeout 25 /tmp/s/$t/ampkit bench train --device cuda --peer none --steps 30 --json >> "$OUT/bench_train_$t.jsonl" 2>&1
   timeout 40 /tmp/s/$t/ampkit bench train --device cuda --peer none --steps 20 --width 384 --context 256 --depth 6 --heads 6 --batch 64 --json >> "$OUT/bench_train_$t.jsonl" 2>&1
+  [ $t = new ] && timeout 60 /tmp/s/$t/ampkit bench train --device cuda --peer none --steps 10 --width 768 --context 1024 --depth 12 --heads 12 --batch 8 --json >> "$OUT/bench_train_$t.jsonl" 2>&1
   stamp "bench train $t rc=$?"
 done
 grep -h '"graph":"fused"' "$OUT"/bench_train_*.jsonl | grep -v node_kind | cut -c1-400

@@ -2,12 +2,14 @@
 // `ampkit train` (2 blocks, width 128, 4 heads, context 64, batch 32, vocabulary 113; the sizes
 // and the device are options), fused and unfused: step time, the sum of the executor's per-node
 // times, the rest (optimizer, clipping, loss scaling, executor dispatch, and on cuda the parameter
-// and gradient copies), the time per node kind, and heap growth in the steady state; beside it
-// the same step in PyTorch (bench/torch_train_step.py, peers/torch_train_peer.hpp).
+// and gradient copies), the time per node kind, heap growth in the steady state, and the model
+// FLOP utilization against the machine's ceiling measured in the same run; beside it the same
+// step in PyTorch, eager or torch.compile (bench/torch_train_step.py, peers/torch_train_peer.hpp).
 #include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -20,6 +22,8 @@
 #include "ampkit/core/threading.hpp"
 #include "ampkit/dist/communicator.hpp"
 #include "ampkit/train/trainer.hpp"
+#include "tools/ampkit/bench/cuda/cuda_bench.hpp"
+#include "tools/ampkit/bench/peak.hpp"
 #include "tools/ampkit/bench/peers/torch_train_peer.hpp"
 #include "tools/ampkit/bench/timing.hpp"
 #include "tools/ampkit/cli/dispatch.hpp"
@@ -35,6 +39,7 @@ double median(std::vector<double> v) { return bench::summarize_samples(std::move
 
 struct Measured {
   double step_s = 0.0, nodes_s = 0.0;
+  std::int64_t parameters = 0;               // the trainer's parameter count (model FLOPs)
   std::map<std::string, double> per_kind_s;  // median over steps of each kind's summed time
   long long heap_growth = 0;                 // heap bytes in use after `steps` more steps minus before
 };
@@ -44,7 +49,38 @@ struct TrainShape {
   std::int64_t width = 128, depth = 2, heads = 4, context = 64, batch = 32;
   bool cuda = false;
   double tokens() const { return static_cast<double>(batch * context); }
+  // Model FLOPs of one training step (forward + backward), counted as llm.c and PaLM count
+  // them: 6 N per token for the N parameters' matrix products (embeddings included, as llm.c),
+  // plus 12 x depth x width x context per token for attention's two products (the causal mask's
+  // skipped half counted too). Recomputation and the optimizer are not model FLOPs.
+  double model_flops(std::int64_t parameters) const {
+    const double per_token = 6.0 * static_cast<double>(parameters) +
+                             12.0 * static_cast<double>(depth * width) * static_cast<double>(context);
+    return per_token * tokens();
+  }
 };
+
+// The ceiling the model FLOP utilization is quoted against, measured in this run: on cuda the
+// plain cuBLASLt bf16 GEMM at 8192^3 (bf16 and fp16 steps; fp32 has no tensor-core peer here);
+// on the cpu the fastest of the machine's multiply loops (AMX, AVX512_BF16 dot products, fp32
+// FMA) for bf16/fp16, fp32 FMA for fp32, at the trainer's thread count.
+struct Ceiling {
+  double tflops = 0.0;  // NaN when not measured
+  const char* name = "";
+};
+Ceiling measure_ceiling(const TrainShape& shape, DType compute, int threads) {
+  if (shape.cuda) {
+    if (compute == DType::f32) return {std::nan(""), "none (fp32)"};
+    return {bench::measure_bf16_ceiling_tflops(8192), "cublaslt_bf16_8192"};
+  }
+  Ceiling best{1e-3 * bench::measure_peak_gflops(bench::PeakKind::fma_f32, threads), "fma_f32"};
+  if (compute == DType::f32) return best;
+  for (const bench::PeakKind k : {bench::PeakKind::dpbf16, bench::PeakKind::amx_bf16}) {
+    const double t = 1e-3 * bench::measure_peak_gflops(k, threads);
+    if (t > best.tflops) best = {t, bench::peak_name(k)};  // NaN (missing) never compares greater
+  }
+  return best;
+}
 
 // The measured GPT and its trainer's config (ampkit train's optimizer and clipping).
 train::GptConfig bench_model(const TrainShape& shape) {
@@ -82,6 +118,8 @@ Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape&
   config.fuse = fuse;
   train::Trainer trainer = train::Trainer::gpt(bench_model(shape), config);
   const TokenStream stream(shape, 1);
+  Measured m;
+  m.parameters = trainer.parameter_count();
   const std::vector<std::int32_t>& tokens = stream.tokens;
   const std::vector<std::int32_t>& targets = stream.targets;
   for (int i = 0; i < 3; ++i) trainer.step(tokens, targets);  // warm-up: plan, workspaces, pages
@@ -104,7 +142,6 @@ Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape&
     node_times.push_back(total);
     for (const auto& [op, secs] : by_kind) kinds[op].push_back(secs);
   }
-  Measured m;
   m.step_s = median(step_times);
   m.nodes_s = median(node_times);
   for (auto& [op, v] : kinds) m.per_kind_s[op] = median(v);
@@ -115,10 +152,15 @@ Measured measure(DType compute, bool fuse, std::int64_t steps, const TrainShape&
 // The --json lines of one thread count: one per graph (fused, unfused, pytorch) and one per node
 // kind of the fused graph.
 // The options of the peer script that fix the same model and device.
-std::vector<std::string> peer_options(const TrainShape& s) {
-  return {"--device",  s.cuda ? "cuda" : "cpu",   "--width", std::to_string(s.width),
-          "--depth",   std::to_string(s.depth),   "--heads", std::to_string(s.heads),
-          "--context", std::to_string(s.context), "--batch", std::to_string(s.batch)};
+// peer: "pytorch" (eager) or "pytorch-compile".
+std::vector<std::string> peer_options(const TrainShape& s, const std::string& peer) {
+  return {"--device",  s.cuda ? "cuda" : "cpu",
+          "--width",   std::to_string(s.width),
+          "--depth",   std::to_string(s.depth),
+          "--heads",   std::to_string(s.heads),
+          "--context", std::to_string(s.context),
+          "--batch",   std::to_string(s.batch),
+          "--mode",    peer == "pytorch-compile" ? "compile" : "eager"};
 }
 
 // The fields every --json line of a run starts with.
@@ -130,28 +172,36 @@ tools::JsonLine json_head(const std::string& precision, int threads, const Train
   return line;
 }
 
-void print_json(const std::string& precision, int threads, std::int64_t steps, bool with_peer,
+void print_json(const std::string& precision, int threads, std::int64_t steps, const std::string& peer,
                 const TrainShape& shape) {
   const DType compute = precision == "fp32" ? DType::f32 : precision == "fp16" ? DType::f16 : DType::bf16;
   const Measured fused = measure(compute, true, steps, shape), unfused = measure(compute, false, steps, shape);
+  const Ceiling ceiling = measure_ceiling(shape, compute, threads);
   for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
     tools::JsonLine line = json_head(precision, threads, shape);
     line.add("graph", label);
     line.add("step_ms", 1e3 * m.step_s).add("nodes_ms", 1e3 * m.nodes_s).add("rest_ms", 1e3 * (m.step_s - m.nodes_s));
     line.add("tokens_per_s", shape.tokens() / m.step_s)
         .add("heap_growth_bytes", static_cast<std::int64_t>(m.heap_growth));
+    const double tflops = 1e-12 * shape.model_flops(m.parameters) / m.step_s;
+    line.add("parameters", m.parameters).add("model_tflops", tflops).add("ceiling", ceiling.name);
+    if (std::isfinite(ceiling.tflops))
+      line.add("ceiling_tflops", ceiling.tflops).add("mfu", tflops / ceiling.tflops);
+    else
+      line.add_null("mfu");
     std::printf("%s\n", line.str().c_str());
   }
-  if (with_peer) {
+  if (peer != "none") {
     std::string why;
     const std::optional<bench::TorchStep> torch =
-        bench::run_torch_train_peer(precision, threads, steps, peer_options(shape), why);
+        bench::run_torch_train_peer(precision, threads, steps, peer_options(shape, peer), why);
     tools::JsonLine line = json_head(precision, threads, shape);
-    line.add("graph", "pytorch");
+    line.add("graph", peer);
     if (torch)
       line.add("step_ms", torch->step_ms)
           .add("version", torch->version)
-          .add("ampkit_speedup", torch->step_ms / (1e3 * fused.step_s));
+          .add("ampkit_speedup", torch->step_ms / (1e3 * fused.step_s))
+          .add("model_tflops", 1e-12 * shape.model_flops(fused.parameters) / (1e-3 * torch->step_ms));
     else
       line.add_null("step_ms").add("why", why);
     std::printf("%s\n", line.str().c_str());
@@ -259,9 +309,9 @@ int run_bench_train(const Args& args) {
       .integer("--steps", "N", 1, 100000, &steps, "timed steps after 3 warm-up steps (default 20)")
       .thread_list("--threads", &thread_counts,
                    "thread counts to measure, or all: 1 and every core\n(default: OMP_NUM_THREADS or the cores)")
-      .choice("--peer", {"pytorch", "none"}, &peer,
-              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch, when python3 can "
-              "import torch")
+      .choice("--peer", {"pytorch", "pytorch-compile", "none"}, &peer,
+              "pytorch (default): also time bench/torch_train_step.py, the same\nstep in PyTorch eager, when python3 "
+              "can import torch;\npytorch-compile: with torch.compile, SDPA and fused AdamW")
       .choice("--device", {"cpu", "cuda"}, &device, "where the graph runs (default cpu; cuda: GPU 0)")
       .integer("--width", "N", 8, 4096, &width, "model width (default 128)")
       .integer("--depth", "N", 1, 64, &depth, "transformer blocks (default 2)")
@@ -295,11 +345,11 @@ int run_bench_train(const Args& args) {
     return bench_ranks(static_cast<int>(*ranks), compute, p, n, shape, bucket_bytes, zero == "1" ? 1 : 0, json);
   }
   if (bucket_mb || zero) cli::usage_fail("--bucket-mb and --zero need --ranks");
-  const bool with_peer = peer.value_or("pytorch") == "pytorch";
+  const std::string peer_kind = peer.value_or("pytorch");
   for (const int threads : thread_counts) {
     set_num_threads(threads);
     if (json) {
-      print_json(p, threads, n, with_peer, shape);
+      print_json(p, threads, n, peer_kind, shape);
       continue;
     }
     std::printf(
@@ -309,24 +359,31 @@ int run_bench_train(const Args& args) {
         static_cast<long long>(shape.context), static_cast<long long>(shape.batch), shape.cuda ? "cuda:0" : "the cpu",
         p.c_str(), num_threads(), static_cast<long long>(n));
     const Measured fused = measure(compute, true, n, shape), unfused = measure(compute, false, n, shape);
-    std::printf("\n%-10s %10s %10s %10s %8s %12s %14s\n", "graph", "step ms", "nodes ms", "rest ms", "rest %",
-                "tokens/s", "heap growth B");
+    const Ceiling ceiling = measure_ceiling(shape, compute, threads);
+    std::printf("\n%-16s %10s %10s %10s %8s %12s %14s %8s\n", "graph", "step ms", "nodes ms", "rest ms", "rest %",
+                "tokens/s", "heap growth B", "MFU");
     for (const auto& [label, m] : {std::pair<const char*, const Measured&>{"fused", fused}, {"unfused", unfused}}) {
       const double rest = m.step_s - m.nodes_s;
-      std::printf("%-10s %10.2f %10.2f %10.2f %7.1f%% %12.0f %14lld\n", label, 1e3 * m.step_s, 1e3 * m.nodes_s,
-                  1e3 * rest, 100.0 * rest / m.step_s, shape.tokens() / m.step_s, m.heap_growth);
+      const double mfu = 1e-12 * shape.model_flops(m.parameters) / m.step_s / ceiling.tflops;
+      std::printf("%-16s %10.2f %10.2f %10.2f %7.1f%% %12.0f %14lld %7.1f%%\n", label, 1e3 * m.step_s, 1e3 * m.nodes_s,
+                  1e3 * rest, 100.0 * rest / m.step_s, shape.tokens() / m.step_s, m.heap_growth, 100.0 * mfu);
     }
-    if (with_peer) {
+    if (peer_kind != "none") {
       std::string why;
       const std::optional<bench::TorchStep> torch =
-          bench::run_torch_train_peer(p, threads, n, peer_options(shape), why);
+          bench::run_torch_train_peer(p, threads, n, peer_options(shape, peer_kind), why);
       if (torch)
-        std::printf("%-10s %10.2f %10s %10s %8s %12.0f   PyTorch %s; ampkit fused is %.2fx its speed\n", "pytorch",
-                    torch->step_ms, "", "", "", shape.tokens() / (1e-3 * torch->step_ms), torch->version.c_str(),
-                    torch->step_ms / (1e3 * fused.step_s));
+        std::printf("%-16s %10.2f %10s %10s %8s %12.0f %14s %7.1f%%   PyTorch %s; ampkit fused is %.2fx its speed\n",
+                    peer_kind.c_str(), torch->step_ms, "", "", "", shape.tokens() / (1e-3 * torch->step_ms), "",
+                    100.0 * 1e-12 * shape.model_flops(fused.parameters) / (1e-3 * torch->step_ms) / ceiling.tflops,
+                    torch->version.c_str(), torch->step_ms / (1e3 * fused.step_s));
       else
-        std::printf("pytorch    (not measured: %s)\n", why.c_str());
+        std::printf("%-16s (not measured: %s)\n", peer_kind.c_str(), why.c_str());
     }
+    std::printf(
+        "\nmodel FLOPs %.3g per step (%lld parameters; 6N + 12 x depth x width x context per token);\n"
+        "MFU against %s = %.2f TFLOP/s, measured in this run\n",
+        shape.model_flops(fused.parameters), static_cast<long long>(fused.parameters), ceiling.name, ceiling.tflops);
     std::printf("\nfused graph, time per node kind (ms per step, share of the node time):\n");
     std::vector<std::pair<double, std::string>> order;
     for (const auto& [op, s] : fused.per_kind_s) order.push_back({s, op});

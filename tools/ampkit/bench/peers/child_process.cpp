@@ -1,5 +1,5 @@
 // Child processes for the benchmark peers (tools layer, bench/peers/): posix_spawn with stdout
-// on a pipe and stderr on /dev/null, read to the end, waited for. See child_process.hpp.
+// and stderr on one pipe, read to the end, waited for. See child_process.hpp.
 #include "tools/ampkit/bench/peers/child_process.hpp"
 
 #include <fcntl.h>
@@ -44,7 +44,9 @@ std::optional<std::string> run_child(const std::vector<std::string>& argv_string
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  // stderr into the same pipe: a failing peer's last line says why (the JSON readers skip
+  // lines that are not JSON objects).
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   posix_spawn_file_actions_addclose(&actions, fds[1]);
   pid_t pid = 0;
@@ -74,6 +76,12 @@ std::optional<std::string> run_child(const std::vector<std::string>& argv_string
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     why = what + " exited with status " +
           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    const std::size_t end = out.find_last_not_of("\n\r\t ");
+    if (end != std::string::npos) {
+      const std::size_t begin = out.find_last_of('\n', end);
+      why += ": " + out.substr(begin == std::string::npos ? 0 : begin + 1,
+                               end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+    }
     return std::nullopt;
   }
   return out;

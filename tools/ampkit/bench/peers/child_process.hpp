@@ -15,8 +15,9 @@ std::string executable_dir();
 
 /// Runs argv[0] (a path, or a name looked up on PATH when `search_path`) with `argv` and the
 /// environment `env` ("NAME=value" strings; this process's environment when empty), waits, and
-/// returns its stdout; stderr is discarded. On a spawn failure or a non-zero exit, returns
-/// nothing and sets `why` ("<what>: spawn failed: ...", "<what> exited with status 1").
+/// returns its stdout and stderr, interleaved as written (the callers read JSON lines and skip the
+/// rest). On a spawn failure or a non-zero exit, returns nothing and sets `why` ("<what>: spawn
+/// failed: ...", "<what> exited with status 1: <its last line of output>").
 std::optional<std::string> run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                      bool search_path, const std::string& what, std::string& why);
 
