@@ -36,6 +36,7 @@ using graph::kNoValue;
 using graph::NodeRecord;
 using graph::Value;
 using graph::ValueId;
+using graph::ValueKind;
 
 std::int64_t NamedTensor::numel() const {
   std::int64_t n = 1;
@@ -430,7 +431,7 @@ struct Trainer::State {
       p.value = init.value;
       p.grad = gm.of(init.value);
       if (p.grad == kNoValue)
-        fail_with(ErrorKind::internal, "train::Trainer", "parameter ", p.name, " has no gradient");
+        fail("train::Trainer", "parameter ", p.name, " has no gradient (the loss does not depend on it)");
       p.shape = v.shape;
       p.decay = init.decay;
       const auto n = static_cast<std::size_t>(v.numel());
@@ -525,6 +526,68 @@ Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 Trainer::~Trainer() = default;
+
+namespace {
+
+// The checks of from_graph: the named values exist and have the forms the trainer binds, and
+// the parameter list is the graph's parameters, each once.
+void check_model_graph(const ModelGraph& m, std::int64_t batch) {
+  const char* fn = "train::Trainer::from_graph";
+  const Graph& g = m.graph;
+  auto value = [&](ValueId id, const char* what) -> const Value& {
+    if (id < 0 || id >= static_cast<ValueId>(g.values.size()))
+      fail(fn, what, " must name a value of the graph (", g.values.size(), " values), but got ", id);
+    return g.value(id);
+  };
+  auto shape_text = [](const std::vector<std::int64_t>& s) {
+    std::string t = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+    return t + "]";
+  };
+  const Value& tokens = value(m.tokens, "tokens");
+  if (tokens.kind != ValueKind::input || tokens.dtype != DType::i32 || tokens.shape.size() != 2 ||
+      tokens.shape[0] != batch || tokens.shape[1] < 1)
+    fail(fn, "tokens must be an i32 input [batch = ", batch, ", seq], but '", tokens.name, "' is ",
+         dtype_name(tokens.dtype), " ", shape_text(tokens.shape));
+  auto same_as_tokens = [&](ValueId id, const char* what) {
+    const Value& v = value(id, what);
+    if (v.kind != ValueKind::input || v.dtype != DType::i32 || v.shape != tokens.shape || id == m.tokens)
+      fail(fn, what, " must be an i32 input ", shape_text(tokens.shape), " other than tokens, but '", v.name, "' is ",
+           dtype_name(v.dtype), " ", shape_text(v.shape));
+  };
+  same_as_tokens(m.targets, "targets");
+  if (m.positions != kNoValue) same_as_tokens(m.positions, "positions");
+  const Value& logits = value(m.logits, "logits");
+  if (logits.shape.size() != 3 || logits.shape[0] != batch || logits.shape[1] != tokens.shape[1] || logits.shape[2] < 1)
+    fail(fn, "logits must be [batch = ", batch, ", seq = ", tokens.shape[1], ", vocab], but '", logits.name, "' is ",
+         shape_text(logits.shape));
+  const Value& loss = value(m.loss, "loss");
+  if (loss.dtype != DType::f32 || !loss.shape.empty())
+    fail(fn, "loss must be an f32 scalar, but '", loss.name, "' is ", dtype_name(loss.dtype), " ",
+         shape_text(loss.shape));
+  std::vector<int> listed(g.values.size(), 0);
+  for (const ParameterInit& p : m.parameters) {
+    const Value& v = value(p.value, "a parameter");
+    if (v.kind != ValueKind::parameter) fail(fn, "the parameter list names '", v.name, "', which is not a parameter");
+    if (++listed[static_cast<std::size_t>(p.value)] > 1)
+      fail(fn, "the parameter list names '", v.name, "' twice (a tied weight is one parameter used twice)");
+  }
+  for (const Value& v : g.values)
+    if (v.kind == ValueKind::parameter && listed[static_cast<std::size_t>(v.id)] == 0)
+      fail(fn, "the graph's parameter '", v.name, "' is not in the parameter list (its initialization)");
+  if (m.parameters.empty()) fail(fn, "the model has no parameters");
+}
+
+}  // namespace
+
+Trainer Trainer::from_graph(ModelGraph model, const TrainerConfig& config) {
+  check_model_graph(model, config.batch);
+  const Graph& g = model.graph;
+  const std::int64_t seq = g.value(model.tokens).shape[1], vocab = g.value(model.logits).shape[2];
+  std::vector<ValueId>& outputs = model.graph.outputs;  // the loss is read after each run
+  if (std::find(outputs.begin(), outputs.end(), model.loss) == outputs.end()) outputs.push_back(model.loss);
+  return State::make(config, ModelShape{std::nullopt, std::nullopt, vocab, seq, 0}, [&] { return std::move(model); });
+}
 
 Trainer Trainer::gpt(const GptConfig& model, const TrainerConfig& config) {
   return State::make(config, ModelShape{model, std::nullopt, model.vocab, model.seq_len, 0},

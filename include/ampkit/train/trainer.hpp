@@ -149,6 +149,16 @@ class Trainer {
   /// (non-positive sizes, dim not a multiple of heads, compute not f32/bf16/f16, ...).
   static Trainer gpt(const GptConfig& model, const TrainerConfig& config);
   static Trainer mlp(const MlpConfig& model, const TrainerConfig& config);
+  /// The trainer of any forward graph a graph::Builder made (a user's own model; gpt() and mlp()
+  /// are this on build_gpt / build_token_mlp): `model` names its values — tokens and targets
+  /// (i32 inputs [config.batch, seq]), optionally positions (an i32 input of the same shape, which
+  /// the trainer fills with t at position t), logits ([config.batch, seq, vocab]) and the loss (an
+  /// f32 scalar) — and lists every parameter of the graph once with its initialization. seq and
+  /// vocab are read from those shapes; ids are checked against vocab. A parameter used several
+  /// times (weight tying) gets the sum of its uses' gradients, in the graph's fixed order. Throws
+  /// ampkit::Error "train::Trainer::from_graph: ..." naming the first value or parameter that
+  /// does not fit, and the config errors of gpt().
+  static Trainer from_graph(ModelGraph model, const TrainerConfig& config);
 
   Trainer(Trainer&&) noexcept;
   Trainer& operator=(Trainer&&) noexcept;
