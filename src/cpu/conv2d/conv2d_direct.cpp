@@ -197,14 +197,17 @@ void conv2d_direct(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters) {
 
 // kernel name, needs, declines, run
 constexpr ops::Conv2dEntry kForward[] = {
+    {"conv2d_fwd_1x1_gemm", {}, conv2d_1x1_gemm_declines, conv2d_1x1_gemm},
     {"conv2d_fwd_direct_f32acc", {}, nullptr, conv2d_direct},
     {"conv2d_fwd_reference", {}, nullptr, conv2d_reference},
 };
 constexpr ops::Conv2dEntry kBackwardData[] = {
+    {"conv2d_bwd_data_1x1_gemm", {}, conv2d_1x1_gemm_declines, conv2d_1x1_gemm},
     {"conv2d_bwd_data_direct_f32acc", {}, nullptr, conv2d_direct},
     {"conv2d_bwd_data_reference", {}, nullptr, conv2d_reference},
 };
 constexpr ops::Conv2dEntry kBackwardWeight[] = {
+    {"conv2d_bwd_weight_1x1_gemm", {}, conv2d_1x1_gemm_declines, conv2d_1x1_gemm},
     {"conv2d_bwd_weight_direct_f32acc", {}, nullptr, conv2d_direct},
     {"conv2d_bwd_weight_reference", {}, nullptr, conv2d_reference},
 };

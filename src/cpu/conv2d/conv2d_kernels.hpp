@@ -18,6 +18,10 @@ void conv2d_reference(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters
 /// double, rounded once (+ the old value when accumulating). Every entry's bias gradient.
 void conv2d_bias_gradient(const ops::Conv2dProblem& p);
 
+/// The 1x1 convolution on the blocked GEMM engines (conv2d_gemm.cpp), and what it declines.
+void conv2d_1x1_gemm(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters);
+const char* conv2d_1x1_gemm_declines(const ops::Conv2dProblem& p);
+
 std::span<const ops::Conv2dEntry> conv2d_forward_kernels();
 std::span<const ops::Conv2dEntry> conv2d_backward_data_kernels();
 std::span<const ops::Conv2dEntry> conv2d_backward_weight_kernels();

@@ -42,6 +42,7 @@ const Shape kShapes[] = {
     {1, 19, 4, 5, 10, 1, 3, 1, 0, 1, 1},  // C not a multiple of 8, 1x3
     {3, 16, 5, 5, 17, 3, 3, 1, 1, 1, 1},  // channels past one 8-lane block
     {1, 2, 3, 3, 3, 3, 3, 3, 0, 1, 1},    // stride larger than the output (P = Q = 1)
+    {1, 24, 6, 7, 40, 1, 1, 1, 0, 1, 1},  // 1x1 on the GEMM engines, batch 1 (every pass, both layouts)
 };
 
 Conv2dParams params_of(const Shape& s, ConvLayout layout, Fp16Mode mode) {
@@ -179,7 +180,8 @@ void check_all_entries(ops::Conv2dPass pass, DType t, DType param_t, Fp16Mode mo
         cpu::conv2d_reference(problem_of(pass, mag, s, l, t, mode, true, accumulate, param_t), c_mag);
         const std::int64_t length = problem_of(pass, ref, s, l, t, mode, true, accumulate, param_t).reduction_length();
         for (const ops::Conv2dEntry& entry : list_of(pass)) {
-          if (ops::kernel_unavailable_reason(entry.needs) != nullptr) continue;
+          if (ops::decline_reason(entry, problem_of(pass, ref, s, l, t, mode, true, accumulate, param_t)) != nullptr)
+            continue;
           SCOPED_TRACE(entry.name);
           Operands got = base;
           ops::Conv2dCounters counters;
@@ -311,27 +313,32 @@ TEST(Conv2dModes, AltEqualsTheBf16RoundedConvolution) {
   }
 }
 
-// The fast entry gives the same bits for 1 and 2 threads (and the machine's count).
+// Every fast entry gives the same bits for 1, 2 and 3 threads: the direct kernel on a 3x3
+// grouped convolution, the GEMM engines on a 1x1 one.
 TEST(Conv2dEntries, BitsIndependentOfTheThreadCount) {
   std::mt19937_64 rng(testing::fresh_seed());
-  const Shape s{3, 12, 9, 7, 10, 3, 3, 2, 1, 1, 2};
-  for (ops::Conv2dPass pass :
-       {ops::Conv2dPass::forward, ops::Conv2dPass::backward_data, ops::Conv2dPass::backward_weight}) {
-    const Operands base = random_operands(rng, s, DType::bf16, DType::f32);
-    std::vector<Operands> runs;
-    for (int threads : {1, 2, 3}) {
-      testing::ThreadsScope scope(threads);
-      Operands o = base;
-      ops::Conv2dCounters c;
-      list_of(pass).front().run(
-          problem_of(pass, o, s, ConvLayout::nchw, DType::bf16, Fp16Mode::exact, true, false, DType::f32), c);
-      runs.push_back(o);
+  for (const Shape& s : {Shape{3, 12, 9, 7, 10, 3, 3, 2, 1, 1, 2}, Shape{4, 40, 6, 6, 36, 1, 1, 1, 0, 1, 1}})
+    for (ops::Conv2dPass pass :
+         {ops::Conv2dPass::forward, ops::Conv2dPass::backward_data, ops::Conv2dPass::backward_weight}) {
+      const Operands base = random_operands(rng, s, DType::bf16, DType::f32);
+      std::vector<Operands> runs;
+      for (int threads : {1, 2, 3}) {
+        testing::ThreadsScope scope(threads);
+        Operands o = base;
+        const ops::Conv2dProblem problem =
+            problem_of(pass, o, s, ConvLayout::nhwc, DType::bf16, Fp16Mode::exact, true, false, DType::f32);
+        const ops::Conv2dEntry& entry = ops::select_kernel(list_of(pass), problem);
+        SCOPED_TRACE(entry.name);
+        EXPECT_NE(&entry, &list_of(pass).back());  // a fast entry, not the reference
+        ops::Conv2dCounters c;
+        entry.run(problem, c);
+        runs.push_back(o);
+      }
+      for (std::size_t r = 1; r < runs.size(); ++r) {
+        const auto a = outputs(pass, runs[0]), b = outputs(pass, runs[r]);
+        for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]->bytes, b[i]->bytes) << pass_name(pass);
+      }
     }
-    for (std::size_t r = 1; r < runs.size(); ++r) {
-      const auto a = outputs(pass, runs[0]), b = outputs(pass, runs[r]);
-      for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]->bytes, b[i]->bytes) << pass_name(pass);
-    }
-  }
 }
 
 // Bad input: the error names the function and the argument, and nothing is written.
@@ -422,6 +429,12 @@ TEST(Conv2dQueries, KernelNameAndStatuses) {
   conv2d_forward(a, &report);
   EXPECT_STREQ(report.kernel, conv2d_kernel_name(a));
   EXPECT_FALSE(report.fp16);
+  EXPECT_STREQ(conv2d_kernel_name(a), "conv2d_fwd_1x1_gemm");  // 1x1, stride 1: the GEMM engines
+  std::vector<float> y2(2 * 6 * 4);
+  a.params.pad_h = 1;
+  a.y = TensorView(y2.data(), DType::f32, {1, 2, 6, 4});
+  EXPECT_STREQ(conv2d_kernel_name(a), "conv2d_fwd_direct_f32acc");
+  EXPECT_EQ(conv2d_kernel_statuses(a).front().declined, "only stride 1 without padding");
 }
 
 // The convolution's policy: per pass by default (forward original, backward alt), its own
