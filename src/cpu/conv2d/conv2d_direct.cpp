@@ -187,12 +187,7 @@ void backward_weight(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters)
 }
 
 void conv2d_direct(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters) {
-  if (p.pass == ops::Conv2dPass::forward)
-    forward(p, counters);
-  else if (p.pass == ops::Conv2dPass::backward_data)
-    backward_data(p, counters);
-  else
-    backward_weight(p, counters);
+  run_pass(p, counters, forward, backward_data, backward_weight);
 }
 
 // kernel name, needs, declines, run

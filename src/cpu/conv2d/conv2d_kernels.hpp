@@ -10,6 +10,15 @@
 
 namespace ampkit::cpu {
 
+/// Runs the function of the problem's pass: every entry's dispatch.
+inline void run_pass(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters, ops::Conv2dFn forward,
+                     ops::Conv2dFn backward_data, ops::Conv2dFn backward_weight) {
+  const ops::Conv2dFn fn = p.pass == ops::Conv2dPass::forward         ? forward
+                           : p.pass == ops::Conv2dPass::backward_data ? backward_data
+                                                                      : backward_weight;
+  fn(p, counters);
+}
+
 /// The reference (conv2d_reference.cpp): operands as the fp16 mode sees them, widened to double,
 /// plain loops, double accumulation, one rounding to each output. Runs every pass.
 void conv2d_reference(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters);

@@ -124,12 +124,7 @@ void conv2d_bias_gradient(const ops::Conv2dProblem& p) {
 }
 
 void conv2d_reference(const ops::Conv2dProblem& p, ops::Conv2dCounters& counters) {
-  if (p.pass == ops::Conv2dPass::forward)
-    forward(p, counters);
-  else if (p.pass == ops::Conv2dPass::backward_data)
-    backward_data(p, counters);
-  else
-    backward_weight(p, counters);
+  run_pass(p, counters, forward, backward_data, backward_weight);
 }
 
 }  // namespace ampkit::cpu
