@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/version.hpp"
 #include "tests/train/train_test_support.hpp"
 
 namespace ampkit::tools::train {
@@ -70,6 +71,14 @@ TEST(TrainCli, HelpAndUsageErrors) {
   expect_error(dir, "--plot loss.png", 2,
                "ampkit train: error: --plot expects a file name ending in .svg, but got 'loss.png'");
   expect_error(dir, "--steps 10 --warmup 10", 2, "ampkit train: error: --warmup 10 must be less than --steps 10");
+  expect_error(dir, "--checkpoint a.safetensors --keep-best a.safetensors", 2,
+               "ampkit train: error: --checkpoint and --keep-best name the same file 'a.safetensors'");
+  expect_error(dir, "--resume a.safetensors --keep-best a.safetensors", 2,
+               "ampkit train: error: --keep-best and --resume name the same file 'a.safetensors' .*");
+  expect_error(dir, "--keep-best", 2,
+               "ampkit train: error: option --keep-best expects a value \\(FILE\\), but got none");
+  expect_error(dir, "--keep-bset x", 2,
+               "ampkit train: error: unknown option '--keep-bset' \\(did you mean --keep-best\\? .*");
 }
 
 TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
@@ -98,6 +107,9 @@ TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
       "ampkit train: error: .*/tiny.txt: the training text has 54 characters, but --context 64 needs at least 65 .*");
   expect_error(dir, "--data " + dir.file("tiny.txt") + " --log " + dir.file("no/such/log.jsonl"), 1,
                "ampkit train: error: --log '.*/no/such/log.jsonl': the folder '.*/no/such' does not exist");
+  expect_error(
+      dir, "--data " + dir.file("tiny.txt") + " --keep-best " + dir.file("no/such/best.safetensors"), 1,
+      "ampkit train: error: --keep-best '.*/no/such/best.safetensors': the folder '.*/no/such' does not exist");
   expect_error(dir, "--checkpoint " + dir.path(), 1,
                "ampkit train: error: --checkpoint '.*': is a folder; expected a file name");
   expect_error(
@@ -137,7 +149,8 @@ TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   EXPECT_NE(o.err.find("step 10/10"), std::string::npos) << o.err;  // plain progress lines off a terminal
   EXPECT_EQ(o.err.find('\r'), std::string::npos);
   const std::string log = slurp(dir.file("log.jsonl"));
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 10);
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 11);  // the header and 10 steps
+  EXPECT_EQ(log.rfind("{\"format\":\"ampkit-train-log-1\",\"version\":\"" AMPKIT_VERSION "\"", 0), 0u) << log;
   EXPECT_NE(slurp(dir.file("loss.svg")).find("<polyline id=\"validation\""), std::string::npos);
   const Outcome more = run_train(dir, "--resume " + dir.file("run.safetensors") + " --steps 12 --sample-tokens 0");
   ASSERT_EQ(more.exit_code, 0) << more.err;

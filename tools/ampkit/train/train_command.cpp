@@ -172,12 +172,13 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
                   ErrorKind::unsupported);
     // Rank 0 writes; every rank keeps --checkpoint, so that all of them reach the checkpoint
     // steps together (ZeRO-1 gathers the optimizer state there), but only rank 0 writes it.
-    if (comm->rank() != 0) c.log = c.plot = std::nullopt;
+    if (comm->rank() != 0) c.log.reset(), c.plot.reset();
   }
   // Outputs are checked before minutes of training, not after.
   if (c.log) check_output_path(*c.log, "--log");
   if (c.plot) check_output_path(*c.plot, "--plot");
   if (c.checkpoint) check_output_path(*c.checkpoint, "--checkpoint");
+  if (c.keep_best) check_output_path(*c.keep_best, "--keep-best");
 
   p.paths = data_paths(c);
   p.corpus = load_corpus(p.paths);
