@@ -64,16 +64,19 @@ TEST_P(GraphModelResume, ResumedRunEndsWithTheSameBits) {
   again.log = dir.file("resumed.jsonl");
   again.checkpoint = dir.file("resumed.safetensors");
   const auto resumed = make_graph_model(again, corpus.vocabulary.size());
-  check_checkpoint_tensors(at6, resumed->tensor_specs(), "at6");
+  check_checkpoint_tensors(at6, trainer_tensor_specs(resumed->trainer()), "at6");
   run_training(*resumed, corpus, again, &at6, quiet(sink));
-  const std::vector<SafeTensor> x = whole->save_tensors(), y = resumed->save_tensors();
+  Checkpoint cx, cy;
+  whole->save_state(cx);
+  resumed->save_state(cy);
+  const std::vector<SafeTensor>&x = cx.tensors, &y = cy.tensors;
   ASSERT_EQ(x.size(), y.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(x[i].name, y[i].name);
     EXPECT_TRUE(x[i].bytes == y[i].bytes) << x[i].name << " differs after the resume";
   }
-  EXPECT_EQ(whole->optimizer_steps(), resumed->optimizer_steps());
-  EXPECT_EQ(whole->loss_scale(), resumed->loss_scale());
+  EXPECT_EQ(cx.optimizer_steps, cy.optimizer_steps);
+  EXPECT_EQ(cx.loss_scale, cy.loss_scale);
   const std::string full = slurp(*c.log), rest = slurp(*again.log);
   // The resumed log's losses are the last 6 lines' of the uninterrupted run.
   auto losses = [](const std::string& log) {
@@ -101,8 +104,14 @@ TEST(GraphModel, CheckpointOfAnotherShapeIsRefused) {
   TrainCheckpoint saved = make_checkpoint(*model, corpus, c, 0, 1, {}, {});
   c.width = 32;
   const auto wider = make_graph_model(c, corpus.vocabulary.size());
-  EXPECT_THROW(check_checkpoint_tensors(saved, wider->tensor_specs(), "c"), Error);
-  EXPECT_NO_THROW(check_checkpoint_tensors(saved, model->tensor_specs(), "c"));
+  EXPECT_THROW(check_checkpoint_tensors(saved, trainer_tensor_specs(wider->trainer()), "c"), Error);
+  EXPECT_NO_THROW(check_checkpoint_tensors(saved, trainer_tensor_specs(model->trainer()), "c"));
+  try {
+    wider->restore_state(saved, "c");
+    FAIL() << "restore_state took a checkpoint of another shape";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("c: ", 0), 0u) << e.what();
+  }
   // Weights first (no ':'), then the optimizer state (names with ':').
   bool state = false;
   for (const SafeTensor& t : saved.tensors) {

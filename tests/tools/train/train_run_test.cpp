@@ -37,8 +37,6 @@ class BigramModel final : public TrainModel {
   }
   std::int64_t nan_at_step = -1;  // makes that step's loss NaN
 
-  std::string describe() const override { return "bigram"; }
-  std::int64_t parameter_count() const override { return vocab_ * vocab_; }
   std::int64_t rows() const override { return rows_; }
   std::int64_t context() const override { return context_; }
   std::int64_t vocab() const override { return vocab_; }
@@ -60,19 +58,19 @@ class BigramModel final : public TrainModel {
     for (std::size_t i = 0; i < tokens.size(); ++i)
       std::copy_n(w_.begin() + tokens[i] * vocab_, vocab_, out.begin() + static_cast<std::ptrdiff_t>(i) * vocab_);
   }
-  std::vector<TensorSpec> tensor_specs() override {
-    return {{"w", {vocab_, vocab_}}, {"w:momentum", {vocab_, vocab_}}};
+  void save_state(Checkpoint& c) override {
+    c.tensors = {SafeTensor::of_f32("w", {vocab_, vocab_}, w_), SafeTensor::of_f32("w:momentum", {vocab_, vocab_}, m_)};
+    c.optimizer_steps = steps_;
+    c.loss_scale = scale_;
   }
-  std::vector<SafeTensor> save_tensors() override {
-    return {SafeTensor::of_f32("w", {vocab_, vocab_}, w_), SafeTensor::of_f32("w:momentum", {vocab_, vocab_}, m_)};
+  void restore_state(const Checkpoint& c, std::string_view what) override {
+    check_checkpoint_tensors(c, {{"w", {vocab_, vocab_}}, {"w:momentum", {vocab_, vocab_}}}, what);
+    for (const SafeTensor& t : c.tensors) (t.name == "w" ? w_ : m_) = t.f32();
+    steps_ = c.optimizer_steps;
+    scale_ = c.loss_scale;
   }
-  void load_tensors(const std::vector<SafeTensor>& tensors) override {
-    for (const SafeTensor& t : tensors) (t.name == "w" ? w_ : m_) = t.f32();
-  }
-  std::int64_t optimizer_steps() const override { return steps_; }
-  void set_optimizer_steps(std::int64_t s) override { steps_ = s; }
-  LossScaleSnapshot loss_scale() const override { return scale_; }
-  void set_loss_scale(const LossScaleSnapshot& s) override { scale_ = s; }
+  double loss_scale() const override { return scale_.scale; }
+  std::int64_t optimizer_steps() const { return steps_; }
   const std::vector<float>& weights() const { return w_; }
 
  private:

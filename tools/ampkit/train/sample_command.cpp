@@ -54,10 +54,8 @@ int run_sample(const Args& args) {
     set_fp16_device_model(config.fp16_model);
     set_gemm_fp16_alt_impl(config.fp16_alt);
   }
-  const std::unique_ptr<TrainModel> model = make_graph_model(config, saved.vocabulary.size());
-  const std::string what = "--checkpoint '" + *checkpoint + "'";
-  check_checkpoint_tensors(saved, model->tensor_specs(), what);
-  model->load_tensors(saved.tensors);
+  const std::unique_ptr<GraphModel> model = make_graph_model(config, saved.vocabulary.size());
+  model->restore_state(saved, "--checkpoint '" + *checkpoint + "'");
 
   const std::vector<std::string> texts =
       sample_texts(*model, saved.vocabulary, config.batch, tokens.value_or(200), temperature, top_k.value_or(20),

@@ -146,7 +146,7 @@ struct PreparedRun {
   std::vector<std::string> notes, paths;
   Corpus corpus;
   std::string data_name;
-  std::unique_ptr<TrainModel> model;
+  std::unique_ptr<GraphModel> model;
 };
 
 // Parses, loads and checks everything and builds the model; nullopt when --help was printed.
@@ -211,7 +211,8 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
   local.batch = c.batch / ranks;
   require_run_memory(local, corpus.vocabulary.size());
   p.model = make_graph_model(local, corpus.vocabulary.size(), ranks > 1 ? comm : nullptr);
-  if (p.resumed) check_checkpoint_tensors(*p.resumed, p.model->tensor_specs(), "--resume '" + *c.resume + "'");
+  if (p.resumed)
+    check_checkpoint_tensors(*p.resumed, trainer_tensor_specs(p.model->trainer()), "--resume '" + *c.resume + "'");
   return p;
 }
 
@@ -220,9 +221,10 @@ int train_and_report(PreparedRun& p, RankSlice slice) {
   const TrainConfig& c = p.options.config;
   const Corpus& corpus = p.corpus;
   const std::vector<std::string>& paths = p.paths;
-  const std::unique_ptr<TrainModel>& model = p.model;
+  const std::unique_ptr<GraphModel>& model = p.model;
   const double baseline = unigram_baseline(corpus);
-  std::printf("ampkit train: %s\n", model->describe().c_str());
+  std::printf("ampkit train: %s\n",
+              describe_model(c, corpus.vocabulary.size(), model->trainer().parameter_count()).c_str());
   std::printf(
       "  %s compute, fp32 master weights; AdamW lr %s (warm-up %s, cosine to %s), weight decay %s, clip %s; "
       "batch %lld x %lld, %s, seed %llu, %s\n",
@@ -268,8 +270,8 @@ int train_and_report(PreparedRun& p, RankSlice slice) {
   std::printf("throughput: %s tokens/s (%s tokens in %s of training steps, %s)\n",
               format_count(s.tokens_per_second).c_str(), format_count(static_cast<double>(tokens)).c_str(),
               format_duration(s.train_seconds).c_str(), count_of(num_threads(), "thread", "threads").c_str());
-  print_fp16_report(s, c, model->loss_scale().scale);
-  if (c.precision == Precision::fp16) print_fp16_layers(model->fp16_layers());
+  print_fp16_report(s, c, model->loss_scale());
+  if (c.precision == Precision::fp16) print_fp16_layers(fp16_layers(model->trainer()));
   if (c.log) std::printf("log: %s\n", c.log->c_str());
   if (c.plot) std::printf("plot: %s\n", c.plot->c_str());
   if (c.checkpoint) std::printf("checkpoint: %s (step %lld)\n", c.checkpoint->c_str(), static_cast<long long>(s.steps));

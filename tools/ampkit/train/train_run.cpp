@@ -50,14 +50,12 @@ TrainCheckpoint make_checkpoint(TrainModel& model, const Corpus& corpus, const T
   TrainCheckpoint c;
   c.config = config;
   c.step = step;
-  c.optimizer_steps = model.optimizer_steps();
   c.data_rng = data_rng;
-  c.loss_scale = model.loss_scale();
   c.vocabulary = corpus.vocabulary;
   c.data_fingerprint = corpus.fingerprint;
   c.train_curve = train_curve;
   c.validation_curve = validation_curve;
-  c.tensors = model.save_tensors();
+  model.save_state(c);  // tensors, optimizer step count, loss-scale state
   return c;
 }
 
@@ -128,9 +126,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   const LrSchedule schedule{config.lr, config.warmup, config.steps};
   std::int64_t step = 0;
   if (resume) {
-    model.load_tensors(resume->tensors);
-    model.set_optimizer_steps(resume->optimizer_steps);
-    model.set_loss_scale(resume->loss_scale);
+    model.restore_state(*resume, "the resumed checkpoint");
     sampler.set_state(resume->data_rng);
     step = resume->step;
     summary.train_curve = resume->train_curve;
@@ -187,7 +183,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     if (!log) throw Error(detail::concat("--log '", *config.log, "': cannot open it: ", std::strerror(errno)));
     std::fprintf(log.get(), "%s\n", log_header_line(config, step, slice.ranks).c_str());
   }
-  double last_scale = resume ? resume->loss_scale.scale : model.loss_scale().scale;
+  double last_scale = resume ? resume->loss_scale.scale : model.loss_scale();
   const double loop_start = clock();
   Batch batch, global;  // global: the whole step's rows, when there are several ranks
   std::int64_t tokens = 0;

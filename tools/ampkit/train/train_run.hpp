@@ -1,8 +1,8 @@
-// The training loop of `ampkit train` (tools layer, train/), over any TrainModel: resume, steps
-// on seeded batches with the warm-up + cosine rate, the per-step JSON log, progress, periodic
-// validation, the SVG plot, periodic atomic checkpoints, and at the end the validation loss,
-// perplexity, throughput and sampled text. train_command.cpp builds the pieces and calls it; the
-// tests call it with a small exact model (bitwise resume, log, plot, checkpoint cadence).
+// The training loop of `ampkit train` (tools layer, train/), over any TrainModel (model.hpp, the loop's seam): resume,
+// steps on seeded batches with the warm-up + cosine rate, the per-step JSON log, progress, periodic validation, the SVG
+// plot, periodic atomic checkpoints, and at the end the validation loss, perplexity, throughput and sampled text.
+// train_command.cpp builds the pieces and calls it; the tests call it with a small exact model (bitwise resume, log,
+// plot, checkpoint cadence).
 #pragma once
 
 #include <cstdint>
