@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/train/safetensors.hpp"
 #include "ampkit/version.hpp"
 #include "tests/train/train_test_support.hpp"
 
@@ -158,6 +159,64 @@ TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   expect_error(
       dir, "--resume " + dir.file("run.safetensors") + " --width 32 --heads 2", 1,
       "ampkit train: error: --resume: the checkpoint was saved with --width 16, but this run has --width 32 .*");
+}
+
+// --init-from: the weights of another run's checkpoint (its final validation loss is the new run's
+// step-0 loss); every mismatch is refused naming the tensor, and the refused runs write nothing.
+TEST(TrainCli, InitFromStartsAtAnotherRunsWeights) {
+  TempDir dir;
+  write_fox_text(dir);
+  const std::string common = "--data " + dir.file("fox.txt") +
+                             " --heads 2 --context 16 --batch 4 --eval-every 0 --sample-tokens 0 --precision fp32"
+                             " --threads 1 --steps 6";
+  const Outcome a = run_train(dir, common + " --width 16 --depth 1 --checkpoint " + dir.file("a.safetensors"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string final_loss = a.err.substr(a.err.find("step 6: validation loss "));
+  const Outcome b = run_train(dir, common + " --width 16 --depth 1 --seed 9 --init-from " + dir.file("a.safetensors"));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::size_t at = b.err.find("step 0: validation loss ");
+  ASSERT_NE(at, std::string::npos) << b.err;
+  EXPECT_EQ(b.err.substr(at + 7, b.err.find('\n', at) - at - 7),
+            final_loss.substr(7, final_loss.find('\n') - 7));  // the same weights, the same loss
+
+  // Files with one thing wrong, made from a.safetensors.
+  using ampkit::train::SafeTensor;
+  const ampkit::train::SafeTensorsFile good =
+      ampkit::train::parse_safetensors(slurp(dir.file("a.safetensors")), "a.safetensors");
+  ampkit::train::SafeTensorsFile extra = good, wrong_dtype = good;
+  const std::vector<double> zeros(16, 0.0);
+  extra.tensors.push_back(SafeTensor::of_f64("h9.ln1.g", {16}, zeros));
+  for (SafeTensor& t : wrong_dtype.tensors)
+    if (t.name == "ln_f.g") t = SafeTensor::of_f64("ln_f.g", {16}, zeros);
+  spit(dir.file("extra.safetensors"), ampkit::train::serialize_safetensors(extra));
+  spit(dir.file("dtype.safetensors"), ampkit::train::serialize_safetensors(wrong_dtype));
+  const std::string outputs = " --log " + dir.file("log.jsonl") + " --checkpoint " + dir.file("out.safetensors");
+  expect_error(dir, common + " --width 32 --depth 1 --init-from " + dir.file("a.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/a.safetensors': tensor 'tok_emb' has shape \\[[0-9]+, 16\\], "
+               "the model expects \\[[0-9]+, 32\\]");
+  expect_error(dir, common + " --width 16 --depth 2 --init-from " + dir.file("a.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/a.safetensors': the model's weight 'h1.ln1.g' \\[16\\] is "
+               "missing from the file");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("extra.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/extra.safetensors': tensor 'h9.ln1.g' \\[16\\] is not a "
+               "weight of this model .*");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("dtype.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/dtype.safetensors': tensor 'ln_f.g' is F64, expected F32");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("absent.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/absent.safetensors': cannot open it: No such file or directory");
+  std::string other;
+  for (int i = 0; i < 8; ++i) other += "Completely different letters: QXZJ qxzj, 0123456789 and more of them.\n";
+  spit(dir.file("other.txt"), other);
+  expect_error(dir,
+               "--data " + dir.file("other.txt") +
+                   " --heads 2 --context 16 --batch 4 --steps 6 --width 16 --depth 1 "
+                   "--init-from " +
+                   dir.file("a.safetensors") + outputs,
+               1, "ampkit train: error: --init-from '.*/a.safetensors': its vocabulary is not the training text's .*");
+  expect_error(dir, "--init-from a.safetensors --resume b.safetensors", 2,
+               "ampkit train: error: --init-from and --resume exclude each other .*");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("log.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.safetensors")));
 }
 
 // `ampkit sample` continues a prompt from a checkpoint, the same text for the same seed; a prompt

@@ -61,7 +61,7 @@ LossScaleSetting parse_loss_scale(std::string_view text) {
 
 std::optional<TrainOptions> parse_train_options(const Args& args) {
   std::optional<std::string> device, model, precision, fp16_model, fp16_alt, loss_scale, data, log, plot, checkpoint,
-      resume, keep_best, weight_decay, clip, temperature, bucket_mb, zero;
+      resume, keep_best, init_from, weight_decay, clip, temperature, bucket_mb, zero;
   std::optional<std::int64_t> width, heads, depth, context, batch, steps, warmup, seed, threads, eval_every,
       checkpoint_every, sample_tokens, top_k;
   std::optional<double> lr;
@@ -105,6 +105,9 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       .integer("--checkpoint-every", "N", 0, 100'000'000, &checkpoint_every,
                "steps between checkpoints; 0: only at the end (default steps/4)")
       .text("--resume", "FILE", &resume, "continue the run saved in FILE")
+      .text("--init-from", "FILE", &init_from,
+            "start from the weights of FILE.safetensors (another run's checkpoint\nor an exported model of "
+            "the same shape); optimizer and data start afresh")
       .text("--keep-best", "FILE", &keep_best,
             "at each validation whose loss is the lowest so far (after step 0),\nsave a checkpoint to FILE")
       .integer("--eval-every", "N", 0, 100'000'000, &eval_every,
@@ -149,6 +152,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
                                                   {"--checkpoint-every", checkpoint_every.has_value()},
                                                   {"--resume", resume.has_value()},
                                                   {"--keep-best", keep_best.has_value()},
+                                                  {"--init-from", init_from.has_value()},
                                                   {"--eval-every", eval_every.has_value()},
                                                   {"--sample-tokens", sample_tokens.has_value()},
                                                   {"--temperature", temperature.has_value()},
@@ -186,6 +190,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   c.eval_every = eval_every.value_or(std::max<std::int64_t>(1, c.steps / 10));
   c.checkpoint_every = checkpoint_every.value_or(std::max<std::int64_t>(1, c.steps / 4));
   c.log = log, c.plot = plot, c.checkpoint = checkpoint, c.resume = resume, c.keep_best = keep_best;
+  c.init_from = init_from;
   c.sample_tokens = sample_tokens.value_or(c.sample_tokens);
   if (temperature) c.temperature = parse_number(*temperature, "--temperature", 0.0, 100.0);
   c.top_k = top_k.value_or(c.top_k);
@@ -217,6 +222,10 @@ void check_train_config(const TrainConfig& c, const std::set<std::string>& given
         usage_fail(outputs[i].first, " and ", outputs[j].first, " name the same file '", **outputs[i].second, "'");
   if (c.log && c.resume && *c.log == *c.resume) usage_fail("--log and --resume name the same file '", *c.log, "'");
   if (c.plot && c.resume && *c.plot == *c.resume) usage_fail("--plot and --resume name the same file '", *c.plot, "'");
+  if (c.init_from && c.resume)
+    usage_fail(
+        "--init-from and --resume exclude each other (a resumed run continues with its checkpoint's "
+        "weights and optimizer state)");
   if (c.keep_best && c.resume && *c.keep_best == *c.resume)
     usage_fail("--keep-best and --resume name the same file '", *c.keep_best,
                "' (the best checkpoint would replace "

@@ -49,6 +49,8 @@ std::string log_header_line(const TrainConfig& c, std::int64_t start_step, int r
   config["plot"] = optional_text(c.plot);
   config["checkpoint"] = optional_text(c.checkpoint);
   config["resume"] = optional_text(c.resume);
+  config["init_from"] = optional_text(c.init_from);
+  config["keep_best"] = optional_text(c.keep_best);
   config["threads"] = c.threads;
   config["sample_tokens"] = c.sample_tokens;
   config["temperature"] = c.temperature;

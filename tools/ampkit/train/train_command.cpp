@@ -29,6 +29,7 @@
 #include "tools/ampkit/common/memory.hpp"
 #include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/config.hpp"
+#include "tools/ampkit/train/init_from.hpp"
 #include "tools/ampkit/train/model.hpp"
 #include "tools/ampkit/train/run_checkpoint.hpp"
 #include "tools/ampkit/train/train_run.hpp"
@@ -213,6 +214,7 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
   p.model = make_graph_model(local, corpus.vocabulary.size(), ranks > 1 ? comm : nullptr);
   if (p.resumed)
     check_checkpoint_tensors(*p.resumed, trainer_tensor_specs(p.model->trainer()), "--resume '" + *c.resume + "'");
+  if (c.init_from) init_weights_from(p.model->trainer(), *c.init_from, corpus.vocabulary);
   return p;
 }
 
