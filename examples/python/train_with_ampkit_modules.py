@@ -13,7 +13,7 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError:
-    print("torch is not installed (Debian: python3-torch): skipped")
+    print("SKIP: torch is not installed (Debian: python3-torch)")
     sys.exit(77)
 
 import ampkit.torch as at

@@ -58,6 +58,9 @@ const Invocation kInvocations[] = {
     {"", "check kernels --isa bogus", 2, "ampkit check kernels: error: --isa: expected one of .*, but got 'bogus'"},
     // Bad flags and values: one line, exit 2.
     {"", "info --bogus", 2, "ampkit info: error: unknown option '--bogus' \\(ampkit info --help lists the options\\)"},
+    {"", "train --stpes 5", 2,
+     "ampkit train: error: unknown option '--stpes' \\(did you mean --steps\\? ampkit train --help lists the "
+     "options\\)"},
     {"", "info extra", 2, "ampkit info: error: unexpected argument 'extra' \\(options start with --\\)"},
     {"", "bench gemm --bogus", 2, "ampkit bench gemm: error: unknown option '--bogus' .*"},
     {"", "bench gemm --threads", 2,

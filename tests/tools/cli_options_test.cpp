@@ -84,6 +84,22 @@ TEST(CliOptions, EveryUsageErrorSaysWhatWasExpectedAndGiven) {
   EXPECT_EQ(usage_message({"--threads", ","}), "--threads expects a list like 1,2, but got ','");
 }
 
+TEST(CliOptions, UnknownOptionSuggestsTheNearestName) {
+  EXPECT_EQ(usage_message({"--rpes", "3"}),
+            "unknown option '--rpes' (did you mean --reps? ampkit bench test --help lists the options)");
+  EXPECT_EQ(usage_message({"--shape=4x4"}),
+            "unknown option '--shape' (did you mean --shapes? ampkit bench test --help lists the options)");
+  const std::vector<std::string> names = {"--steps", "--seed", "--checkpoint", "--checkpoint-every", "--lr"};
+  EXPECT_EQ(nearest_option("--stpes", names), "--steps");  // two edits (a swap)
+  EXPECT_EQ(nearest_option("--chekpoint", names), "--checkpoint");
+  EXPECT_EQ(nearest_option("--checkpoint-ever", names), "--checkpoint-every");
+  EXPECT_EQ(nearest_option("--checkpoint-", names), "--checkpoint");  // nearer than the prefix rule
+  EXPECT_EQ(nearest_option("--stee", names), "");                     // --steps and --seed: a tie
+  EXPECT_EQ(nearest_option("--checkp", names), "");                   // begins two names
+  EXPECT_EQ(nearest_option("--save", names), "");                     // nothing near
+  EXPECT_EQ(nearest_option("--lr", {}), "");
+}
+
 TEST(CliOptions, HelpStopsParsingAndListsEveryOption) {
   Fixture f;
   testing::internal::CaptureStdout();

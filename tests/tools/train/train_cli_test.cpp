@@ -13,6 +13,8 @@
 #include <string>
 
 #include "ampkit/device/cuda.hpp"
+#include "ampkit/train/safetensors.hpp"
+#include "ampkit/version.hpp"
 #include "tests/train/train_test_support.hpp"
 
 namespace ampkit::tools::train {
@@ -70,6 +72,14 @@ TEST(TrainCli, HelpAndUsageErrors) {
   expect_error(dir, "--plot loss.png", 2,
                "ampkit train: error: --plot expects a file name ending in .svg, but got 'loss.png'");
   expect_error(dir, "--steps 10 --warmup 10", 2, "ampkit train: error: --warmup 10 must be less than --steps 10");
+  expect_error(dir, "--checkpoint a.safetensors --keep-best a.safetensors", 2,
+               "ampkit train: error: --checkpoint and --keep-best name the same file 'a.safetensors'");
+  expect_error(dir, "--resume a.safetensors --keep-best a.safetensors", 2,
+               "ampkit train: error: --keep-best and --resume name the same file 'a.safetensors' .*");
+  expect_error(dir, "--keep-best", 2,
+               "ampkit train: error: option --keep-best expects a value \\(FILE\\), but got none");
+  expect_error(dir, "--keep-bset x", 2,
+               "ampkit train: error: unknown option '--keep-bset' \\(did you mean --keep-best\\? .*");
 }
 
 TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
@@ -98,6 +108,9 @@ TEST(TrainCli, BadDataOutputsAndCheckpointsAreRefusedBeforeTraining) {
       "ampkit train: error: .*/tiny.txt: the training text has 54 characters, but --context 64 needs at least 65 .*");
   expect_error(dir, "--data " + dir.file("tiny.txt") + " --log " + dir.file("no/such/log.jsonl"), 1,
                "ampkit train: error: --log '.*/no/such/log.jsonl': the folder '.*/no/such' does not exist");
+  expect_error(
+      dir, "--data " + dir.file("tiny.txt") + " --keep-best " + dir.file("no/such/best.safetensors"), 1,
+      "ampkit train: error: --keep-best '.*/no/such/best.safetensors': the folder '.*/no/such' does not exist");
   expect_error(dir, "--checkpoint " + dir.path(), 1,
                "ampkit train: error: --checkpoint '.*': is a folder; expected a file name");
   expect_error(
@@ -137,7 +150,8 @@ TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   EXPECT_NE(o.err.find("step 10/10"), std::string::npos) << o.err;  // plain progress lines off a terminal
   EXPECT_EQ(o.err.find('\r'), std::string::npos);
   const std::string log = slurp(dir.file("log.jsonl"));
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 10);
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 11);  // the header and 10 steps
+  EXPECT_EQ(log.rfind("{\"format\":\"ampkit-train-log-1\",\"version\":\"" AMPKIT_VERSION "\"", 0), 0u) << log;
   EXPECT_NE(slurp(dir.file("loss.svg")).find("<polyline id=\"validation\""), std::string::npos);
   const Outcome more = run_train(dir, "--resume " + dir.file("run.safetensors") + " --steps 12 --sample-tokens 0");
   ASSERT_EQ(more.exit_code, 0) << more.err;
@@ -145,6 +159,64 @@ TEST(TrainCli, ShortRunWritesEveryOutputAndResumes) {
   expect_error(
       dir, "--resume " + dir.file("run.safetensors") + " --width 32 --heads 2", 1,
       "ampkit train: error: --resume: the checkpoint was saved with --width 16, but this run has --width 32 .*");
+}
+
+// --init-from: the weights of another run's checkpoint (its final validation loss is the new run's
+// step-0 loss); every mismatch is refused naming the tensor, and the refused runs write nothing.
+TEST(TrainCli, InitFromStartsAtAnotherRunsWeights) {
+  TempDir dir;
+  write_fox_text(dir);
+  const std::string common = "--data " + dir.file("fox.txt") +
+                             " --heads 2 --context 16 --batch 4 --eval-every 0 --sample-tokens 0 --precision fp32"
+                             " --threads 1 --steps 6";
+  const Outcome a = run_train(dir, common + " --width 16 --depth 1 --checkpoint " + dir.file("a.safetensors"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string final_loss = a.err.substr(a.err.find("step 6: validation loss "));
+  const Outcome b = run_train(dir, common + " --width 16 --depth 1 --seed 9 --init-from " + dir.file("a.safetensors"));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::size_t at = b.err.find("step 0: validation loss ");
+  ASSERT_NE(at, std::string::npos) << b.err;
+  EXPECT_EQ(b.err.substr(at + 7, b.err.find('\n', at) - at - 7),
+            final_loss.substr(7, final_loss.find('\n') - 7));  // the same weights, the same loss
+
+  // Files with one thing wrong, made from a.safetensors.
+  using ampkit::train::SafeTensor;
+  const ampkit::train::SafeTensorsFile good =
+      ampkit::train::parse_safetensors(slurp(dir.file("a.safetensors")), "a.safetensors");
+  ampkit::train::SafeTensorsFile extra = good, wrong_dtype = good;
+  const std::vector<double> zeros(16, 0.0);
+  extra.tensors.push_back(SafeTensor::of_f64("h9.ln1.g", {16}, zeros));
+  for (SafeTensor& t : wrong_dtype.tensors)
+    if (t.name == "ln_f.g") t = SafeTensor::of_f64("ln_f.g", {16}, zeros);
+  spit(dir.file("extra.safetensors"), ampkit::train::serialize_safetensors(extra));
+  spit(dir.file("dtype.safetensors"), ampkit::train::serialize_safetensors(wrong_dtype));
+  const std::string outputs = " --log " + dir.file("log.jsonl") + " --checkpoint " + dir.file("out.safetensors");
+  expect_error(dir, common + " --width 32 --depth 1 --init-from " + dir.file("a.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/a.safetensors': tensor 'tok_emb' has shape \\[[0-9]+, 16\\], "
+               "the model expects \\[[0-9]+, 32\\]");
+  expect_error(dir, common + " --width 16 --depth 2 --init-from " + dir.file("a.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/a.safetensors': the model's weight 'h1.ln1.g' \\[16\\] is "
+               "missing from the file");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("extra.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/extra.safetensors': tensor 'h9.ln1.g' \\[16\\] is not a "
+               "weight of this model .*");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("dtype.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/dtype.safetensors': tensor 'ln_f.g' is F64, expected F32");
+  expect_error(dir, common + " --width 16 --depth 1 --init-from " + dir.file("absent.safetensors") + outputs, 1,
+               "ampkit train: error: --init-from '.*/absent.safetensors': cannot open it: No such file or directory");
+  std::string other;
+  for (int i = 0; i < 8; ++i) other += "Completely different letters: QXZJ qxzj, 0123456789 and more of them.\n";
+  spit(dir.file("other.txt"), other);
+  expect_error(dir,
+               "--data " + dir.file("other.txt") +
+                   " --heads 2 --context 16 --batch 4 --steps 6 --width 16 --depth 1 "
+                   "--init-from " +
+                   dir.file("a.safetensors") + outputs,
+               1, "ampkit train: error: --init-from '.*/a.safetensors': its vocabulary is not the training text's .*");
+  expect_error(dir, "--init-from a.safetensors --resume b.safetensors", 2,
+               "ampkit train: error: --init-from and --resume exclude each other .*");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("log.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.safetensors")));
 }
 
 // `ampkit sample` continues a prompt from a checkpoint, the same text for the same seed; a prompt

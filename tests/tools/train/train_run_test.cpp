@@ -15,7 +15,9 @@
 #include "ampkit/core/error.hpp"
 #include "ampkit/train/json.hpp"
 #include "ampkit/train/rng.hpp"
+#include "ampkit/version.hpp"
 #include "tests/train/train_test_support.hpp"
+#include "tools/ampkit/common/build_info.hpp"
 #include "tools/ampkit/train/train_run.hpp"
 
 namespace ampkit::tools::train {
@@ -148,8 +150,21 @@ TEST(TrainRun, LearnsBeatsTheBaselineLogsAndPlots) {
   EXPECT_EQ(s.train_curve.size(), 60u);
   EXPECT_GT(s.tokens_per_second, 0.0);
 
-  const std::vector<std::string> log = lines_of(slurp(*c.log));
-  ASSERT_EQ(log.size(), 60u);
+  std::vector<std::string> log = lines_of(slurp(*c.log));
+  ASSERT_EQ(log.size(), 61u);
+  // The header line: what made the run, then one line per step.
+  const Json header = parse_json(log[0]);
+  EXPECT_EQ(header["format"], "ampkit-train-log-1");
+  EXPECT_EQ(header["version"], AMPKIT_VERSION);
+  EXPECT_EQ(header["commit"], build_commit());
+  EXPECT_EQ(header["start_step"], 0);
+  for (const char* key : {"hostname", "cpu", "isa_best", "isa_active", "threads", "ranks", "device"})
+    EXPECT_TRUE(header["machine"].contains(key)) << key;
+  EXPECT_EQ(header["config"]["steps"], 60);
+  EXPECT_EQ(header["config"]["eval_every"], c.eval_every);
+  EXPECT_EQ(header["config"]["log"], *c.log);
+  EXPECT_FALSE(header.contains("step"));
+  log.erase(log.begin());
   for (std::size_t i = 0; i < log.size(); ++i) {
     const Json v = parse_json(log[i]);
     EXPECT_EQ(json_uint64(v["step"]), i + 1);
@@ -170,6 +185,48 @@ TEST(TrainRun, LearnsBeatsTheBaselineLogsAndPlots) {
     EXPECT_LE(text.size(), 12u);
     EXPECT_EQ(text.find_first_not_of("abc\n"), std::string::npos) << text;
   }
+}
+
+// --keep-best: a checkpoint at every validation that beats every earlier one after step 0; the
+// file ends as the checkpoint of the best step.
+TEST(TrainRun, KeepBestSavesAtEveryNewLowestValidationLoss) {
+  TempDir dir;
+  Quiet quiet;
+  const Corpus corpus = abc_corpus();
+  TrainConfig c = small_config(dir);
+  c.checkpoint.reset(), c.log.reset(), c.plot.reset();
+  c.eval_every = 5;
+  c.keep_best = dir.file("best.safetensors");
+  std::vector<std::int64_t> saved_at;
+  RunIo io = quiet.io();
+  io.after_checkpoint = [&](std::int64_t step, const std::string& path) {
+    EXPECT_EQ(path, *c.keep_best);
+    saved_at.push_back(step);
+  };
+  BigramModel model(c.batch, c.context, corpus.vocabulary.size(), c.seed);
+  const RunSummary s = run_training(model, corpus, c, nullptr, io);
+  std::vector<std::int64_t> expected;
+  double best = INFINITY;
+  std::int64_t best_step = 0;
+  for (const auto& point : s.validation_curve)
+    if (point.step > 0 && point.loss < best) best = point.loss, best_step = point.step, expected.push_back(point.step);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(saved_at, expected);
+  EXPECT_EQ(load_run_checkpoint(*c.keep_best).step, best_step);
+  // Over several ranks it is refused (only rank 0 evaluates), before any step.
+  TrainConfig two = c;
+  two.batch = 4;
+  BigramModel half(2, c.context, corpus.vocabulary.size(), c.seed);
+  EXPECT_THROW(
+      {
+        try {
+          run_training(half, corpus, two, nullptr, quiet.io(), RankSlice{0, 2});
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("--keep-best"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
 }
 
 TEST(TrainRun, ResumingAtACheckpointEndsWithTheSameBits) {
@@ -201,11 +258,12 @@ TEST(TrainRun, ResumingAtACheckpointEndsWithTheSameBits) {
   EXPECT_EQ(resumed.optimizer_steps(), 60);
   // The loss of every resumed step is the uninterrupted run's, to the last bit.
   const std::vector<std::string> resumed_log = lines_of(slurp(*resumed_config.log));
-  ASSERT_EQ(resumed_log.size(), 40u);
-  for (std::size_t i = 0; i < resumed_log.size(); ++i) {
+  ASSERT_EQ(resumed_log.size(), 41u);
+  EXPECT_EQ(parse_json(resumed_log[0])["start_step"], 20);  // the header
+  for (std::size_t i = 1; i < resumed_log.size(); ++i) {
     const Json a = parse_json(whole_log[i + 20]), b = parse_json(resumed_log[i]);
     EXPECT_EQ(a["step"].dump(), b["step"].dump());
-    EXPECT_EQ(a["loss"].dump(), b["loss"].dump()) << "step " << i + 21;
+    EXPECT_EQ(a["loss"].dump(), b["loss"].dump()) << "step " << i + 20;
     EXPECT_EQ(a["lr"].dump(), b["lr"].dump());
   }
   // The curves carry on from the checkpoint's.

@@ -13,6 +13,48 @@
 #include "tools/ampkit/cli/dispatch.hpp"
 
 namespace ampkit::tools::cli {
+namespace {
+
+// Levenshtein distance (insertions, deletions, substitutions; an adjacent swap counts 2).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string nearest_option(std::string_view given, const std::vector<std::string>& names) {
+  // The closest name within 2 edits (a typo: --stpes, --chekpoint), or the only name the given
+  // text begins (--check for --checkpoint when no other option starts so); "" when none or a tie.
+  std::string best;
+  std::size_t best_distance = 3;
+  bool tie = false;
+  for (const std::string& n : names) {
+    const std::size_t d = edit_distance(given, n);
+    if (d < best_distance)
+      best = n, best_distance = d, tie = false;
+    else if (d == best_distance)
+      tie = true;
+  }
+  if (!best.empty() && !tie) return best;
+  std::string prefixed;
+  for (const std::string& n : names)
+    if (given.size() >= 4 && n.starts_with(given)) {
+      if (!prefixed.empty()) return "";
+      prefixed = n;
+    }
+  return prefixed;
+}
 
 double parse_number(std::string_view text, std::string_view option, double lo, double hi) {
   double v = 0.0;
@@ -133,6 +175,12 @@ bool OptionParser::parse(const Args& args) {
       if (o.name == name) option = &o;
     if (option == nullptr) {
       if (!name.starts_with("-")) usage_fail("unexpected argument '", args[i], "' (options start with --)");
+      std::vector<std::string> names;
+      for (const Option& o : options_) names.push_back(o.name);
+      const std::string near = nearest_option(name, names);
+      if (!near.empty())
+        usage_fail("unknown option '", name, "' (did you mean ", near, "? ampkit ", command_,
+                   " --help lists the options)");
       usage_fail("unknown option '", name, "' (ampkit ", command_, " --help lists the options)");
     }
     for (const std::string& g : given)

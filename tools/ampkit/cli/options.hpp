@@ -34,6 +34,10 @@ template <typename... Parts>
   throw UsageError(ampkit::detail::concat(std::forward<Parts>(parts)...));
 }
 
+/// The "did you mean" of an unknown option: the one name of `names` within two edits of `given`
+/// (the nearest; none on a tie), else the one name that `given` (4+ characters) begins; "" if none.
+std::string nearest_option(std::string_view given, const std::vector<std::string>& names);
+
 /// The option value `text` as a finite number in [lo, hi] (bounds inclusive); throws
 /// UsageError naming `option` otherwise.
 double parse_number(std::string_view text, std::string_view option, double lo, double hi);

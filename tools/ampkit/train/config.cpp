@@ -61,7 +61,7 @@ LossScaleSetting parse_loss_scale(std::string_view text) {
 
 std::optional<TrainOptions> parse_train_options(const Args& args) {
   std::optional<std::string> device, model, precision, fp16_model, fp16_alt, loss_scale, data, log, plot, checkpoint,
-      resume, weight_decay, clip, temperature, bucket_mb, zero;
+      resume, keep_best, init_from, weight_decay, clip, temperature, bucket_mb, zero;
   std::optional<std::int64_t> width, heads, depth, context, batch, steps, warmup, seed, threads, eval_every,
       checkpoint_every, sample_tokens, top_k;
   std::optional<double> lr;
@@ -105,6 +105,11 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       .integer("--checkpoint-every", "N", 0, 100'000'000, &checkpoint_every,
                "steps between checkpoints; 0: only at the end (default steps/4)")
       .text("--resume", "FILE", &resume, "continue the run saved in FILE")
+      .text("--init-from", "FILE", &init_from,
+            "start from the weights of FILE.safetensors (another run's checkpoint\nor an exported model of "
+            "the same shape); optimizer and data start afresh")
+      .text("--keep-best", "FILE", &keep_best,
+            "at each validation whose loss is the lowest so far (after step 0),\nsave a checkpoint to FILE")
       .integer("--eval-every", "N", 0, 100'000'000, &eval_every,
                "steps between validation losses; 0: only at the end (default steps/10)")
       .integer("--sample-tokens", "N", 0, 100'000, &sample_tokens,
@@ -146,6 +151,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
                                                   {"--checkpoint", checkpoint.has_value()},
                                                   {"--checkpoint-every", checkpoint_every.has_value()},
                                                   {"--resume", resume.has_value()},
+                                                  {"--keep-best", keep_best.has_value()},
+                                                  {"--init-from", init_from.has_value()},
                                                   {"--eval-every", eval_every.has_value()},
                                                   {"--sample-tokens", sample_tokens.has_value()},
                                                   {"--temperature", temperature.has_value()},
@@ -182,7 +189,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   c.cuda = device == "cuda";
   c.eval_every = eval_every.value_or(std::max<std::int64_t>(1, c.steps / 10));
   c.checkpoint_every = checkpoint_every.value_or(std::max<std::int64_t>(1, c.steps / 4));
-  c.log = log, c.plot = plot, c.checkpoint = checkpoint, c.resume = resume;
+  c.log = log, c.plot = plot, c.checkpoint = checkpoint, c.resume = resume, c.keep_best = keep_best;
+  c.init_from = init_from;
   c.sample_tokens = sample_tokens.value_or(c.sample_tokens);
   if (temperature) c.temperature = parse_number(*temperature, "--temperature", 0.0, 100.0);
   c.top_k = top_k.value_or(c.top_k);
@@ -207,13 +215,21 @@ void check_train_config(const TrainConfig& c, const std::set<std::string>& given
   if (c.plot && !(c.plot->size() > 4 && c.plot->ends_with(".svg")))
     usage_fail("--plot expects a file name ending in .svg, but got '", *c.plot, "'");
   const std::pair<const char*, const std::optional<std::string>*> outputs[] = {
-      {"--log", &c.log}, {"--plot", &c.plot}, {"--checkpoint", &c.checkpoint}};
+      {"--log", &c.log}, {"--plot", &c.plot}, {"--checkpoint", &c.checkpoint}, {"--keep-best", &c.keep_best}};
   for (std::size_t i = 0; i < std::size(outputs); ++i)
     for (std::size_t j = i + 1; j < std::size(outputs); ++j)
       if (*outputs[i].second && *outputs[j].second && **outputs[i].second == **outputs[j].second)
         usage_fail(outputs[i].first, " and ", outputs[j].first, " name the same file '", **outputs[i].second, "'");
   if (c.log && c.resume && *c.log == *c.resume) usage_fail("--log and --resume name the same file '", *c.log, "'");
   if (c.plot && c.resume && *c.plot == *c.resume) usage_fail("--plot and --resume name the same file '", *c.plot, "'");
+  if (c.init_from && c.resume)
+    usage_fail(
+        "--init-from and --resume exclude each other (a resumed run continues with its checkpoint's "
+        "weights and optimizer state)");
+  if (c.keep_best && c.resume && *c.keep_best == *c.resume)
+    usage_fail("--keep-best and --resume name the same file '", *c.keep_best,
+               "' (the best checkpoint would replace "
+               "the one resumed from)");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -64,9 +64,12 @@ struct TrainConfig {
   std::int64_t eval_every = 100;        // 0: only at the end
   std::int64_t checkpoint_every = 250;  // with --checkpoint; 0: only at the end
   std::optional<std::string> log, plot, checkpoint, resume;
-  std::int64_t sample_tokens = 200;  // 0: no samples at the end
-  double temperature = 0.8;          // 0: greedy
-  std::int64_t top_k = 20;           // 0: the whole vocabulary
+  std::optional<std::string> keep_best;
+  std::optional<std::string> init_from;  // --init-from FILE: starting weights (not stored)  // --keep-best FILE: the
+                                         // checkpoint of the best validation loss
+  std::int64_t sample_tokens = 200;      // 0: no samples at the end
+  double temperature = 0.8;              // 0: greedy
+  std::int64_t top_k = 20;               // 0: the whole vocabulary
 
   /// The MLP's hidden width (4 x width) and the GPT's.
   std::int64_t hidden() const { return 4 * width; }

@@ -29,6 +29,7 @@
 #include "tools/ampkit/common/memory.hpp"
 #include "tools/ampkit/common/progress.hpp"
 #include "tools/ampkit/train/config.hpp"
+#include "tools/ampkit/train/init_from.hpp"
 #include "tools/ampkit/train/model.hpp"
 #include "tools/ampkit/train/run_checkpoint.hpp"
 #include "tools/ampkit/train/train_run.hpp"
@@ -172,12 +173,13 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
                   ErrorKind::unsupported);
     // Rank 0 writes; every rank keeps --checkpoint, so that all of them reach the checkpoint
     // steps together (ZeRO-1 gathers the optimizer state there), but only rank 0 writes it.
-    if (comm->rank() != 0) c.log = c.plot = std::nullopt;
+    if (comm->rank() != 0) c.log.reset(), c.plot.reset();
   }
   // Outputs are checked before minutes of training, not after.
   if (c.log) check_output_path(*c.log, "--log");
   if (c.plot) check_output_path(*c.plot, "--plot");
   if (c.checkpoint) check_output_path(*c.checkpoint, "--checkpoint");
+  if (c.keep_best) check_output_path(*c.keep_best, "--keep-best");
 
   p.paths = data_paths(c);
   p.corpus = load_corpus(p.paths);
@@ -212,6 +214,7 @@ std::optional<PreparedRun> prepare_run(const Args& args, dist::Communicator* com
   p.model = make_graph_model(local, corpus.vocabulary.size(), ranks > 1 ? comm : nullptr);
   if (p.resumed)
     check_checkpoint_tensors(*p.resumed, trainer_tensor_specs(p.model->trainer()), "--resume '" + *c.resume + "'");
+  if (c.init_from) init_weights_from(p.model->trainer(), *c.init_from, corpus.vocabulary);
   return p;
 }
 

@@ -14,6 +14,7 @@
 #include "tools/ampkit/common/json_line.hpp"
 #include "tools/ampkit/common/loss_plot.hpp"
 #include "tools/ampkit/common/progress.hpp"
+#include "tools/ampkit/train/log_header.hpp"
 
 namespace ampkit::tools::train {
 namespace {
@@ -149,14 +150,24 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     write_plot();
     return loss;
   };
-  auto save = [&](std::int64_t at) {
-    if (!config.checkpoint) return;
+  auto save_to = [&](const std::string& path, std::int64_t at) {
     model.gather_state();  // every rank (ZeRO-1's collective)
     if (!writer) return;
-    save_run_checkpoint(*config.checkpoint, make_checkpoint(model, corpus, config, at, sampler.state(),
-                                                            summary.train_curve, summary.validation_curve));
-    if (io.after_checkpoint) io.after_checkpoint(at, *config.checkpoint);
+    save_run_checkpoint(path, make_checkpoint(model, corpus, config, at, sampler.state(), summary.train_curve,
+                                              summary.validation_curve));
+    if (io.after_checkpoint) io.after_checkpoint(at, path);
   };
+  auto save = [&](std::int64_t at) {
+    if (config.checkpoint) save_to(*config.checkpoint, at);
+  };
+  // --keep-best: the lowest validation loss after step 0 so far (a resumed run's curve included).
+  if (config.keep_best && slice.ranks > 1)
+    throw Error(detail::concat("--keep-best '", *config.keep_best, "': runs in one process only (over ", slice.ranks,
+                               " ranks only rank 0 knows the validation loss)"),
+                ErrorKind::unsupported);
+  double best_loss = INFINITY;
+  for (const auto& point : summary.validation_curve)
+    if (point.step > 0) best_loss = std::min(best_loss, point.loss);
 
   Progress progress(io.progress, io.live, step, summary.steps, std::max<std::int64_t>(1, summary.steps / 20),
                     io.columns);
@@ -170,6 +181,7 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
   if (config.log && writer) {
     log.reset(std::fopen(config.log->c_str(), "w"));
     if (!log) throw Error(detail::concat("--log '", *config.log, "': cannot open it: ", std::strerror(errno)));
+    std::fprintf(log.get(), "%s\n", log_header_line(config, step, slice.ranks).c_str());
   }
   double last_scale = resume ? resume->loss_scale.scale : model.loss_scale();
   const double loop_start = clock();
@@ -231,6 +243,10 @@ RunSummary run_training(TrainModel& model, const Corpus& corpus, const TrainConf
     if (config.checkpoint &&
         (step == config.steps || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0)))
       save(step);
+    if (config.keep_best && eval_now && validation_loss < best_loss) {
+      best_loss = validation_loss;
+      save_to(*config.keep_best, step);
+    }
   }
   progress.finish();
   if (!writer) return summary;
