@@ -11,6 +11,7 @@
 
 #include "ampkit/core/dtype.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ampkit/ops/pool2d.hpp"
 
 namespace ampkit::graph {
 
@@ -58,6 +59,8 @@ struct Value {
 ///   GeluBackward       (x, dy) -> (dx)
 ///   AttentionBackward  (qkv, out, lse, dout) -> (dqkv)
 ///   SoftmaxCrossEntropyBackward (logits, targets, lse, dloss f32 []) -> (dlogits)
+///   Pool2d             (x [N, C, H, W]) -> (y [N, C, OH, OW])  max or average (attrs.pool)
+///   Pool2dBackward     (x, dy [N, C, OH, OW]) -> (dx [N, C, H, W])
 enum class OpKind : std::uint8_t {
   Embedding,
   Linear,
@@ -76,8 +79,10 @@ enum class OpKind : std::uint8_t {
   GeluBackward,
   AttentionBackward,
   SoftmaxCrossEntropyBackward,
+  Pool2d,
+  Pool2dBackward,
 };
-inline constexpr int kOpKindCount = 17;
+inline constexpr int kOpKindCount = 19;
 
 /// "Linear", "LayerNormBackward", ...
 std::string_view op_name(OpKind op);
@@ -93,6 +98,7 @@ struct Attributes {
                                                  // LinearBackward(below_gelu)
   float eps = 1e-5f;                             // LayerNorm, RMSNorm (and their backward: unused)
   std::int32_t heads = 0;                        // Attention, AttentionBackward
+  Pool2dParams pool{};                           // Pool2d, Pool2dBackward
   /// The `__backwardpass` tag (DESIGN.md section 5): set by tag_backward on every node after
   /// Yield; the executor enters a BackwardPassGuard around tagged nodes. Passes that create
   /// nodes copy it from the node they replace.

@@ -28,6 +28,8 @@ const OpDef* const kTable[kOpKindCount] = {
     &kGeluBackwardOp,
     &kAttentionBackwardOp,
     &kSoftmaxCrossEntropyBackwardOp,
+    &kPool2dOp,
+    &kPool2dBackwardOp,
 };
 
 }  // namespace
