@@ -8,6 +8,7 @@
 
 #include "ops/activation/activation_kernels.hpp"
 #include "ops/attention/attention_problem.hpp"
+#include "ops/conv2d/conv2d_kernels.hpp"
 #include "ops/convert/convert_kernels.hpp"
 #include "ops/elementwise/elementwise_kernels.hpp"
 #include "ops/embedding/embedding_kernels.hpp"
@@ -43,6 +44,9 @@ struct KernelLists {
   std::span<const GradNormEntry> global_grad_norm;
   std::span<const AllFiniteEntry> all_finite;
   std::span<const MultiTensorEntry> multi_tensor_step;
+  std::span<const Conv2dEntry> conv2d_forward;
+  std::span<const Conv2dEntry> conv2d_backward_data;
+  std::span<const Conv2dEntry> conv2d_backward_weight;
 };
 
 /// Calls f(op name, list) for every op of `lists`, in the order `ampkit info --kernels` prints.
@@ -69,6 +73,9 @@ void for_each_kernel_list(const KernelLists& lists, F&& f) {
   f("global_grad_norm", lists.global_grad_norm);
   f("all_finite", lists.all_finite);
   f("multi_tensor_step", lists.multi_tensor_step);
+  f("conv2d_forward", lists.conv2d_forward);
+  f("conv2d_backward_data", lists.conv2d_backward_data);
+  f("conv2d_backward_weight", lists.conv2d_backward_weight);
 }
 
 }  // namespace ampkit::ops

@@ -6,6 +6,7 @@
 
 #include "ampkit/core/error.hpp"
 #include "cpu/activation/activation_kernels.hpp"
+#include "cpu/conv2d/conv2d_kernels.hpp"
 #include "cpu/convert/convert_kernels.hpp"
 #include "cpu/elementwise/elementwise_kernels.hpp"
 #include "cpu/embedding/embedding_kernels.hpp"
@@ -45,6 +46,9 @@ KernelLists cpu_lists() {
   l.global_grad_norm = cpu::global_grad_norm_kernels();
   l.all_finite = cpu::all_finite_kernels();
   l.multi_tensor_step = cpu::multi_tensor_step_kernels();
+  l.conv2d_forward = cpu::conv2d_forward_kernels();
+  l.conv2d_backward_data = cpu::conv2d_backward_data_kernels();
+  l.conv2d_backward_weight = cpu::conv2d_backward_weight_kernels();
   return l;
 }
 
