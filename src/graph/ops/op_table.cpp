@@ -30,6 +30,8 @@ const OpDef* const kTable[kOpKindCount] = {
     &kSoftmaxCrossEntropyBackwardOp,
     &kPool2dOp,
     &kPool2dBackwardOp,
+    &kConv2dOp,
+    &kConv2dBackwardOp,
 };
 
 }  // namespace
