@@ -15,6 +15,7 @@
 #include "ops/gemm/gemm_kernels.hpp"
 #include "ops/norm/norm_kernels.hpp"
 #include "ops/optimizer/optimizer_kernels.hpp"
+#include "ops/pool2d/pool2d_kernels.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 
 namespace ampkit::ops {
@@ -37,6 +38,7 @@ struct KernelLists {
   std::span<const AttentionBackwardEntry> attention_backward;
   std::span<const EmbeddingForwardEntry> embedding_forward;
   std::span<const EmbeddingBackwardEntry> embedding_backward;
+  std::span<const Pool2dEntry> pool2d;  // forward and backward (CPU only so far)
   std::span<const AdamWEntry> adamw_step;
   std::span<const SgdEntry> sgd_step;
   std::span<const GradNormEntry> global_grad_norm;
@@ -65,6 +67,7 @@ void for_each_kernel_list(const KernelLists& lists, F&& f) {
   f("attention_backward", lists.attention_backward);
   f("embedding_forward", lists.embedding_forward);
   f("embedding_backward", lists.embedding_backward);
+  f("pool2d (forward, backward)", lists.pool2d);
   f("adamw_step", lists.adamw_step);
   f("sgd_step", lists.sgd_step);
   f("global_grad_norm", lists.global_grad_norm);

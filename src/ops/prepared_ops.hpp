@@ -19,6 +19,7 @@
 #include "ops/embedding/embedding_kernels.hpp"
 #include "ops/gemm/gemm_kernels.hpp"
 #include "ops/norm/norm_kernels.hpp"
+#include "ops/pool2d/pool2d_kernels.hpp"  // PreparedPool2d, prepare_pool2d_*
 #include "ops/prepared_call.hpp"
 #include "ops/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 

@@ -48,6 +48,11 @@ class Builder {
   ValueId attention(ValueId qkv, std::int32_t heads, const std::string& name);
   /// Mean softmax cross-entropy of logits [..., classes] against targets i32 [...]; f32 [].
   ValueId softmax_cross_entropy(ValueId logits, ValueId targets, const std::string& name);
+  /// y = pool2d(x) (max or average, ampkit/ops/pool2d.hpp) of x [N, C, H, W]: y [N, C, OH, OW].
+  ValueId pool2d(ValueId x, const Pool2dParams& params, const std::string& name);
+  /// y = conv2d(x, w) + b of x [N, C, H, W] and an f32 parameter w [K, C/G, R, S] (read through
+  /// its compute copy), b? [K] f32: y [N, K, P, Q]. NCHW; the fp16 mode is the convolution policy's.
+  ValueId conv2d(ValueId x, ValueId w, ValueId b, const Conv2dParams& params, const std::string& name);
   /// y = x converted to `dtype`.
   ValueId cast(ValueId x, DType dtype, const std::string& name);
 

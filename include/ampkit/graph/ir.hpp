@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "ampkit/core/dtype.hpp"
+#include "ampkit/ops/conv2d.hpp"
 #include "ampkit/ops/gemm.hpp"
+#include "ampkit/ops/pool2d.hpp"
 
 namespace ampkit::graph {
 
@@ -58,6 +60,10 @@ struct Value {
 ///   GeluBackward       (x, dy) -> (dx)
 ///   AttentionBackward  (qkv, out, lse, dout) -> (dqkv)
 ///   SoftmaxCrossEntropyBackward (logits, targets, lse, dloss f32 []) -> (dlogits)
+///   Pool2d             (x [N, C, H, W]) -> (y [N, C, OH, OW])  max or average (attrs.pool)
+///   Pool2dBackward     (x, dy [N, C, OH, OW]) -> (dx [N, C, H, W])
+///   Conv2d             (x [N, C, H, W], w [K, C/G, R, S], b? [K]) -> (y [N, K, P, Q])  NCHW, attrs.conv
+///   Conv2dBackward     (dy, x, w) -> (dx?, dw?, db?)
 enum class OpKind : std::uint8_t {
   Embedding,
   Linear,
@@ -76,8 +82,12 @@ enum class OpKind : std::uint8_t {
   GeluBackward,
   AttentionBackward,
   SoftmaxCrossEntropyBackward,
+  Pool2d,
+  Pool2dBackward,
+  Conv2d,
+  Conv2dBackward,
 };
-inline constexpr int kOpKindCount = 17;
+inline constexpr int kOpKindCount = 21;
 
 /// "Linear", "LayerNormBackward", ...
 std::string_view op_name(OpKind op);
@@ -93,6 +103,8 @@ struct Attributes {
                                                  // LinearBackward(below_gelu)
   float eps = 1e-5f;                             // LayerNorm, RMSNorm (and their backward: unused)
   std::int32_t heads = 0;                        // Attention, AttentionBackward
+  Pool2dParams pool{};                           // Pool2d, Pool2dBackward
+  Conv2dParams conv{};                           // Conv2d, Conv2dBackward (fp16_mode: unused, the policy decides)
   /// The `__backwardpass` tag (DESIGN.md section 5): set by tag_backward on every node after
   /// Yield; the executor enters a BackwardPassGuard around tagged nodes. Passes that create
   /// nodes copy it from the node they replace.

@@ -13,6 +13,7 @@
 #include "cpu/gemm/gemm_kernels.hpp"
 #include "cpu/norm/norm_kernels.hpp"
 #include "cpu/optimizer/optimizer_kernels.hpp"
+#include "cpu/pool2d/pool2d_kernels.hpp"
 #include "cpu/softmax_cross_entropy/softmax_cross_entropy_kernels.hpp"
 #include "ops/backend.hpp"
 #include "ops/kernel_lists.hpp"
@@ -40,6 +41,7 @@ KernelLists cpu_lists() {
   l.attention_backward = ops::attention_backward_kernels();
   l.embedding_forward = cpu::embedding_forward_kernels();
   l.embedding_backward = cpu::embedding_backward_kernels();
+  l.pool2d = cpu::pool2d_kernels();
   l.adamw_step = cpu::adamw_kernels();
   l.sgd_step = cpu::sgd_kernels();
   l.global_grad_norm = cpu::global_grad_norm_kernels();

@@ -79,6 +79,8 @@ extern const OpDef kLayerNormOp, kRMSNormOp, kLayerNormBackwardOp, kRMSNormBackw
 extern const OpDef kGeluOp, kGeluBackwardOp, kAddOp, kCastOp;
 extern const OpDef kAttentionOp, kAttentionBackwardOp;
 extern const OpDef kSoftmaxCrossEntropyOp, kSoftmaxCrossEntropyBackwardOp;
+extern const OpDef kPool2dOp, kPool2dBackwardOp;
+extern const OpDef kConv2dOp, kConv2dBackwardOp;
 extern const OpDef kYieldOp;
 
 }  // namespace ampkit::graph

@@ -28,6 +28,10 @@ const OpDef* const kTable[kOpKindCount] = {
     &kGeluBackwardOp,
     &kAttentionBackwardOp,
     &kSoftmaxCrossEntropyBackwardOp,
+    &kPool2dOp,
+    &kPool2dBackwardOp,
+    &kConv2dOp,
+    &kConv2dBackwardOp,
 };
 
 }  // namespace
