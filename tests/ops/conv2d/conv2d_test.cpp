@@ -295,6 +295,7 @@ TEST(Conv2dModes, AltEqualsTheBf16RoundedConvolution) {
     a.w = filt_view(w, ConvLayout::nhwc, s.k, s.c, 3, 3);
     a.y = act_view(y16, ConvLayout::nhwc, s.n, s.k, p, q);
     a.params = params_of(s, ConvLayout::nhwc, Fp16Mode::alt);
+    if (ops::decline_reason(entry, ops::validate_conv2d(a)) != nullptr) continue;  // e.g. the 1x1 entry
     ops::Conv2dCounters c;
     entry.run(ops::validate_conv2d(a), c);
     a.x = act_view(xr, ConvLayout::nhwc, s.n, s.c, s.h, s.w);
